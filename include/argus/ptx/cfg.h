@@ -1,0 +1,36 @@
+// Control-flow graph of one PTX function body.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "argus/ptx/ir.h"
+#include "argus/support/status.h"
+
+namespace argus::ptx {
+
+/// A maximal straight-line run of statements [begin, end) of Function::body.
+struct BasicBlock {
+  size_t begin = 0;
+  size_t end = 0;
+  std::vector<uint32_t> successors;    ///< Block indices, without duplicates.
+  std::vector<uint32_t> predecessors;  ///< Block indices, without duplicates.
+};
+
+/// Blocks of one function; blocks[0] is the entry. Labels start blocks; `bra`, `brx.idx`,
+/// `ret`, `exit` and `trap` end them. A guarded branch or exit also falls through.
+struct ControlFlowGraph {
+  std::vector<BasicBlock> blocks;
+  std::vector<uint32_t> blockOf;  ///< Block index of every statement of the body.
+};
+
+/// Builds the CFG. Branch targets are resolved like PTX labels: innermost enclosing `{ }` scope
+/// first. Fails (with the branch's line) when a target label does not exist. [thread-safe]
+[[nodiscard]] Result<ControlFlowGraph> buildControlFlowGraph(const Function& function,
+                                                             std::string_view fileName);
+
+/// Prints the CFG as Graphviz DOT, one node per block labelled with its first label and lines.
+[[nodiscard]] std::string cfgToDot(const Function& function, const ControlFlowGraph& cfg);
+
+}  // namespace argus::ptx

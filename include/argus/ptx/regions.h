@@ -1,0 +1,97 @@
+// Region structure: which Argus regions own each PTX instruction, and the region tree per kernel.
+//
+// Regions are delimited by marker comments that `include/argus/region.cuh` emits:
+//   // @argus begin NAME[ iter=OPERAND][ role=TAG]
+//   // @argus end NAME
+// Markers must nest on every path. Ownership is computed by a forward data-flow over the CFG
+// whose state is the set of region-tree nodes that can be open at a point (a node stands for the
+// whole stack of open regions, since a node is identified by its path). Branches may enter one
+// region from different places; markers under data-dependent branches make several nodes
+// possible at once, and every possible owner is listed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "argus/ptx/ir.h"
+#include "argus/support/status.h"
+
+namespace argus::ptx {
+
+/// One parsed marker comment.
+struct Marker {
+  enum class Kind : uint8_t { Begin, End };
+  Kind kind = Kind::Begin;
+  std::string name;
+  std::string iteration;  ///< Operand text after `iter=` (a register such as `%r12`), or empty.
+  std::string role;       ///< Tag after `role=`, or empty.
+};
+
+/// Parses a comment body (text after `//`). Returns nullopt when the comment is not an Argus
+/// marker, and an error when it starts with `@argus` but is malformed.
+[[nodiscard]] Result<std::optional<Marker>> parseMarker(std::string_view comment);
+
+/// Stable region identity: 16 hex digits of XXH3-64 over "kernel\0path". It depends only on the
+/// (mangled) kernel name and the region path, never on PCs, lines or compile flags.
+[[nodiscard]] std::string regionId(std::string_view kernel, std::string_view path);
+
+/// A place in the original source, recovered from the nearest preceding `.loc`.
+struct SourcePosition {
+  std::string file;  ///< From the module's `.file` table; empty when there is no `.loc`.
+  uint32_t line = 0;
+};
+
+/// One marker occurrence in the PTX.
+struct MarkerSite {
+  size_t statement = 0;  ///< Index into Function::body.
+  Location ptx;          ///< Where in the PTX text.
+  SourcePosition source;
+  std::string iteration;
+  std::string role;
+};
+
+/// One node of a kernel's region tree.
+struct Region {
+  std::string id;    ///< regionId(kernel, path)
+  std::string name;  ///< Last path component.
+  std::string path;  ///< Names from the kernel root joined by '/', e.g. `main/body/consumer`.
+  std::optional<uint32_t> parent;  ///< Index into FunctionRegions::regions; nullopt at top level.
+  std::vector<uint32_t> children;
+  std::vector<MarkerSite> begins;
+  std::vector<MarkerSite> ends;
+  uint32_t instructions = 0;  ///< PTX instructions this region can own directly (not children).
+};
+
+/// A problem that does not stop analysis, e.g. a marker whose effect differs between paths.
+struct RegionWarning {
+  Location ptx;
+  SourcePosition source;
+  std::string message;
+};
+
+/// The region structure of one function.
+struct FunctionRegions {
+  std::string function;  ///< Mangled name as in the PTX.
+  bool isEntry = false;
+  std::vector<Region> regions;  ///< Pre-order: a parent precedes its children.
+  /// For every statement of the body: the regions that can own it directly (innermost open
+  /// region on each possible path). Empty = outside every region (or not an instruction).
+  std::vector<std::vector<uint32_t>> owners;
+  std::vector<RegionWarning> warnings;
+};
+
+/// Analyzes every function with a body. Fails on unbalanced or crossing markers, an `end` with
+/// no open region, a region re-opened inside itself, or a region still open at `ret`/`exit`;
+/// the message names the PTX file, line and column, the source line when `.loc` is present,
+/// and both regions involved. [thread-safe]
+[[nodiscard]] Result<std::vector<FunctionRegions>> analyzeRegions(const Module& module);
+
+/// Source position of every statement of a function, from its `.loc` directives and the
+/// module's `.file` table.
+[[nodiscard]] std::vector<SourcePosition> sourcePositions(const Module& module,
+                                                          const Function& function);
+
+}  // namespace argus::ptx

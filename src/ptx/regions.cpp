@@ -1,0 +1,401 @@
+#include "argus/ptx/regions.h"
+
+#include <algorithm>
+#include <charconv>
+#include <deque>
+#include <map>
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include "argus/ptx/cfg.h"
+
+namespace argus::ptx {
+namespace {
+
+constexpr std::string_view kMarkerPrefix = "@argus";
+
+bool isNameStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool isNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+}
+bool isValidName(std::string_view s) {
+  return !s.empty() && isNameStart(s[0]) && std::all_of(s.begin(), s.end(), isNameChar);
+}
+
+std::vector<std::string_view> splitWords(std::string_view s) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t start = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > start) words.push_back(s.substr(start, i - start));
+  }
+  return words;
+}
+
+/// A sorted set of region-tree nodes that can be open at one point; node 0 is the kernel root.
+using NodeSet = std::vector<uint32_t>;
+
+void insertNode(NodeSet& set, uint32_t node) {
+  auto it = std::lower_bound(set.begin(), set.end(), node);
+  if (it == set.end() || *it != node) set.insert(it, node);
+}
+
+struct Node {
+  std::string name;
+  uint32_t parent = 0;
+  std::map<std::string, uint32_t, std::less<>> children;
+  size_t firstBegin = 0;  // statement index, for a deterministic pre-order
+  Region region;
+};
+
+/// Region analysis of one function; the tree grows as the data-flow discovers paths.
+class FunctionAnalysis {
+ public:
+  FunctionAnalysis(const Module& module, const Function& function)
+      : module_(module), function_(function), positions_(sourcePositions(module, function)) {
+    nodes_.push_back(Node{});  // the kernel root
+  }
+
+  Result<FunctionRegions> run() {
+    auto cfg = buildControlFlowGraph(function_, module_.fileName);
+    if (!cfg) return std::unexpected(cfg.error());
+    cfg_ = std::move(*cfg);
+    if (auto markers = parseMarkers(); !markers) return std::unexpected(markers.error());
+
+    // Fixed point: in-sets only grow, and the tree is finite because no name repeats on a path.
+    std::vector<NodeSet> in(cfg_.blocks.size());
+    in[0] = {0};
+    std::deque<uint32_t> work{0};
+    std::vector<bool> queued(cfg_.blocks.size(), false);
+    queued[0] = true;
+    while (!work.empty()) {
+      uint32_t b = work.front();
+      work.pop_front();
+      queued[b] = false;
+      NodeSet out = in[b];
+      transferBlock(b, out, nullptr);
+      for (uint32_t s : cfg_.blocks[b].successors) {
+        size_t before = in[s].size();
+        for (uint32_t n : out) insertNode(in[s], n);
+        if (in[s].size() != before && !queued[s]) {
+          queued[s] = true;
+          work.push_back(s);
+        }
+      }
+    }
+
+    // Final pass over the fixed point: report errors and warnings, record owners and sites.
+    FunctionRegions result;
+    result.function = function_.name;
+    result.isEntry = function_.isEntry;
+    std::vector<std::vector<uint32_t>> nodeOwners(function_.body.size());
+    for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
+      if (in[b].empty()) continue;  // unreachable
+      NodeSet state = in[b];
+      Recorder recorder{&result.warnings, &nodeOwners};
+      if (auto ok = transferBlock(b, state, &recorder); !ok) return std::unexpected(ok.error());
+    }
+    finish(result, nodeOwners);
+    return result;
+  }
+
+ private:
+  struct Recorder {
+    std::vector<RegionWarning>* warnings;
+    std::vector<std::vector<uint32_t>>* owners;
+  };
+
+  Result<void> parseMarkers() {
+    markers_.assign(function_.body.size(), std::nullopt);
+    for (size_t i = 0; i < function_.body.size(); ++i) {
+      const auto& s = function_.body[i];
+      if (s.kind != Statement::Kind::Comment) continue;
+      auto marker = parseMarker(s.text);
+      if (!marker) return fail("regions", fmt::format("{}: {}", where(i), marker.error().message));
+      markers_[i] = std::move(*marker);
+    }
+    return {};
+  }
+
+  /// "file.ptx:120:3 (kernel.cu:42)" for messages.
+  std::string where(size_t statement) const {
+    const auto& loc = function_.body[statement].loc;
+    std::string text = fmt::format("{}:{}:{}", module_.fileName, loc.line, loc.column);
+    const auto& src = positions_[statement];
+    if (!src.file.empty()) text += fmt::format(" ({}:{})", src.file, src.line);
+    return text;
+  }
+
+  std::string openedAt(uint32_t node) const {
+    const auto& begins = nodes_[node].region.begins;
+    if (begins.empty()) return "";
+    return fmt::format(" (opened at {})", where(begins.front().statement));
+  }
+
+  /// The innermost open region called `name` on the path to `node`, or 0 (the root).
+  uint32_t ancestorNamed(uint32_t node, std::string_view name) const {
+    for (; node != 0; node = nodes_[node].parent)
+      if (nodes_[node].name == name) return node;
+    return 0;
+  }
+
+  uint32_t child(uint32_t parent, const std::string& name, size_t statement) {
+    if (auto it = nodes_[parent].children.find(name); it != nodes_[parent].children.end())
+      return it->second;
+    uint32_t index = static_cast<uint32_t>(nodes_.size());
+    Node node;
+    node.name = name;
+    node.parent = parent;
+    node.firstBegin = statement;
+    nodes_.push_back(std::move(node));
+    nodes_[parent].children.emplace(name, index);
+    return index;
+  }
+
+  MarkerSite site(size_t statement, const Marker& marker) const {
+    return MarkerSite{statement, function_.body[statement].loc, positions_[statement],
+                      marker.iteration, marker.role};
+  }
+
+  void warn(Recorder* rec, size_t statement, std::string message) const {
+    if (rec == nullptr) return;
+    rec->warnings->push_back(
+        RegionWarning{function_.body[statement].loc, positions_[statement], std::move(message)});
+  }
+
+  /// Applies the block's statements to `state`. Without a recorder (during the fixed point)
+  /// it never fails: impossible transitions just drop the path, as the final pass will report.
+  Result<void> transferBlock(uint32_t b, NodeSet& state, Recorder* rec) {
+    const auto& block = cfg_.blocks[b];
+    for (size_t i = block.begin; i < block.end; ++i) {
+      const auto& s = function_.body[i];
+      if (s.kind == Statement::Kind::Instruction) {
+        if (rec != nullptr) (*rec->owners)[i] = state;
+        const std::string base = s.instruction.baseOpcode();
+        if (base == "ret" || base == "exit") {
+          if (auto ok = checkClosedAtExit(i, state, rec); !ok) return ok;
+        }
+        continue;
+      }
+      if (!markers_[i]) continue;
+      const Marker& marker = *markers_[i];
+      NodeSet next;
+      if (marker.kind == Marker::Kind::Begin) {
+        for (uint32_t n : state) {
+          if (uint32_t same = ancestorNamed(n, marker.name); same != 0) {
+            if (rec != nullptr)
+              return fail(
+                  "regions",
+                  fmt::format("{}: `begin {}` inside region `{}` that is already open{}; "
+                              "a region cannot contain itself (is an `end {}` missing "
+                              "before the loop's back edge?)",
+                              where(i), marker.name, pathOf(same), openedAt(same), marker.name));
+            continue;
+          }
+          uint32_t c = child(n, marker.name, i);
+          if (rec != nullptr) addSite(nodes_[c].region.begins, site(i, marker));
+          insertNode(next, c);
+        }
+      } else {
+        std::vector<uint32_t> mismatched;
+        for (uint32_t n : state) {
+          if (n != 0 && nodes_[n].name == marker.name) {
+            if (rec != nullptr) addSite(nodes_[n].region.ends, site(i, marker));
+            insertNode(next, nodes_[n].parent);
+          } else {
+            mismatched.push_back(n);
+          }
+        }
+        if (rec != nullptr && !mismatched.empty()) {
+          uint32_t other = mismatched.front();
+          std::string problem = other == 0
+                                    ? fmt::format("`end {}` with no region open", marker.name)
+                                    : fmt::format("`end {}` closes `{}`{}", marker.name,
+                                                  nodes_[other].name, openedAt(other));
+          if (next.empty())
+            return fail("regions",
+                        fmt::format("{}: {}; markers must nest (close inner regions first, and "
+                                    "end each region with the name it began with)",
+                                    where(i), problem));
+          warn(rec, i,
+               fmt::format("on some paths {}; those paths are treated as infeasible", problem));
+        }
+      }
+      state = std::move(next);
+    }
+    return {};
+  }
+
+  Result<void> checkClosedAtExit(size_t i, const NodeSet& state, Recorder* rec) const {
+    if (rec == nullptr) return {};
+    std::vector<uint32_t> open;
+    for (uint32_t n : state)
+      if (n != 0) open.push_back(n);
+    if (open.empty()) return {};
+    const std::string op = function_.body[i].instruction.baseOpcode();
+    std::string message = fmt::format("region `{}`{} is still open at `{}`", pathOf(open.front()),
+                                      openedAt(open.front()), op);
+    if (open.size() == state.size())
+      return fail("regions", fmt::format("{}: {}; end the region before returning (the scoped "
+                                         "ARGUS_REGION form does this on every return path)",
+                                         where(i), message));
+    warn(rec, i, fmt::format("on some paths {}", message));
+    return {};
+  }
+
+  static void addSite(std::vector<MarkerSite>& sites, MarkerSite s) {
+    for (const auto& existing : sites)
+      if (existing.statement == s.statement) return;
+    sites.push_back(std::move(s));
+  }
+
+  std::string pathOf(uint32_t node) const {
+    std::vector<std::string_view> names;
+    for (; node != 0; node = nodes_[node].parent) names.push_back(nodes_[node].name);
+    std::string path;
+    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+      if (!path.empty()) path += '/';
+      path += *it;
+    }
+    return path;
+  }
+
+  void finish(FunctionRegions& result, const std::vector<std::vector<uint32_t>>& nodeOwners) {
+    // Pre-order with children sorted by their first begin marker.
+    std::vector<uint32_t> regionOf(nodes_.size(), 0);
+    auto visit = [&](auto&& self, uint32_t node, std::optional<uint32_t> parentRegion) -> void {
+      std::vector<uint32_t> kids;
+      for (const auto& [name, c] : nodes_[node].children) kids.push_back(c);
+      std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
+        return nodes_[a].firstBegin < nodes_[b].firstBegin;
+      });
+      for (uint32_t c : kids) {
+        auto index = static_cast<uint32_t>(result.regions.size());
+        regionOf[c] = index;
+        Region region = std::move(nodes_[c].region);
+        region.name = nodes_[c].name;
+        region.path = pathOf(c);
+        region.id = regionId(function_.name, region.path);
+        region.parent = parentRegion;
+        result.regions.push_back(std::move(region));
+        if (parentRegion) result.regions[*parentRegion].children.push_back(index);
+        self(self, c, index);
+      }
+    };
+    visit(visit, 0, std::nullopt);
+
+    result.owners.assign(nodeOwners.size(), {});
+    for (size_t i = 0; i < nodeOwners.size(); ++i) {
+      for (uint32_t n : nodeOwners[i]) {
+        if (n == 0) continue;
+        result.owners[i].push_back(regionOf[n]);
+        ++result.regions[regionOf[n]].instructions;
+      }
+      std::sort(result.owners[i].begin(), result.owners[i].end());
+    }
+  }
+
+  const Module& module_;
+  const Function& function_;
+  std::vector<SourcePosition> positions_;
+  ControlFlowGraph cfg_;
+  std::vector<std::optional<Marker>> markers_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace
+
+Result<std::optional<Marker>> parseMarker(std::string_view comment) {
+  auto words = splitWords(comment);
+  if (words.empty() || words[0] != kMarkerPrefix) return std::optional<Marker>{};
+  auto bad = [&](std::string_view why) {
+    return fail("regions", fmt::format("malformed marker `//{}`: {}; expected `// @argus begin "
+                                       "NAME [iter=REG] [role=TAG]` or `// @argus end NAME`",
+                                       comment, why));
+  };
+  if (words.size() < 3) return bad("too few words");
+  Marker marker;
+  if (words[1] == "begin") {
+    marker.kind = Marker::Kind::Begin;
+  } else if (words[1] == "end") {
+    marker.kind = Marker::Kind::End;
+  } else {
+    return bad(fmt::format("unknown marker kind `{}`", words[1]));
+  }
+  if (!isValidName(words[2]))
+    return bad(fmt::format("region name `{}` must match [A-Za-z_][A-Za-z0-9_.-]*", words[2]));
+  marker.name = std::string(words[2]);
+  for (size_t w = 3; w < words.size(); ++w) {
+    std::string_view word = words[w];
+    if (marker.kind == Marker::Kind::End)
+      return bad(fmt::format("`end` takes only a name, found `{}`", word));
+    if (word.starts_with("iter=") && word.size() > 5 && marker.iteration.empty()) {
+      marker.iteration = std::string(word.substr(5));
+    } else if (word.starts_with("role=") && marker.role.empty() && isValidName(word.substr(5))) {
+      marker.role = std::string(word.substr(5));
+    } else {
+      return bad(fmt::format("unexpected `{}`", word));
+    }
+  }
+  return std::optional<Marker>{std::move(marker)};
+}
+
+std::string regionId(std::string_view kernel, std::string_view path) {
+  std::string key;
+  key.reserve(kernel.size() + path.size() + 1);
+  key.append(kernel);
+  key.push_back('\0');
+  key.append(path);
+  return fmt::format("{:016x}", XXH3_64bits(key.data(), key.size()));
+}
+
+std::vector<SourcePosition> sourcePositions(const Module& module, const Function& function) {
+  std::map<uint32_t, std::string> files;
+  for (const auto& item : module.items) {
+    if (item.kind != TopLevel::Kind::Directive || item.directive.name != ".file") continue;
+    const std::string& text = item.directive.text;
+    uint32_t index = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+    if (ec != std::errc()) continue;
+    size_t open = text.find('"');
+    size_t close = open == std::string::npos ? open : text.find('"', open + 1);
+    if (close == std::string::npos) continue;
+    files[index] = text.substr(open + 1, close - open - 1);
+  }
+  std::vector<SourcePosition> positions(function.body.size());
+  SourcePosition current;
+  for (size_t i = 0; i < function.body.size(); ++i) {
+    const auto& s = function.body[i];
+    if (s.kind == Statement::Kind::Directive && s.directive.name == ".loc") {
+      auto words = splitWords(s.directive.text);
+      uint32_t file = 0, line = 0;
+      if (words.size() >= 2) {
+        std::from_chars(words[0].data(), words[0].data() + words[0].size(), file);
+        std::from_chars(words[1].data(), words[1].data() + words[1].size(), line);
+        auto it = files.find(file);
+        current = SourcePosition{it == files.end() ? std::string() : it->second, line};
+      }
+    }
+    positions[i] = current;
+  }
+  return positions;
+}
+
+Result<std::vector<FunctionRegions>> analyzeRegions(const Module& module) {
+  std::vector<FunctionRegions> all;
+  for (const Function* function : module.functions()) {
+    if (!function->hasBody) continue;
+    FunctionAnalysis analysis(module, *function);
+    auto regions = analysis.run();
+    if (!regions) return std::unexpected(regions.error());
+    all.push_back(std::move(*regions));
+  }
+  return all;
+}
+
+}  // namespace argus::ptx

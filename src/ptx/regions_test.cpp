@@ -1,0 +1,209 @@
+#include "argus/ptx/regions.h"
+
+#include <gtest/gtest.h>
+
+#include "ptx_test_util.h"
+
+namespace argus::ptx {
+namespace {
+
+using testing::kernelPtx;
+using testing::parseOrDie;
+
+std::string begin(const std::string& rest) {
+  return "\t// begin inline asm\n\t// @argus begin " + rest + "\n\t// end inline asm\n";
+}
+std::string end(const std::string& name) {
+  return "\t// begin inline asm\n\t// @argus end " + name + "\n\t// end inline asm\n";
+}
+
+Result<std::vector<FunctionRegions>> analyze(const std::string& body) {
+  auto module = parseModule(kernelPtx(body), "test.ptx");
+  if (!module) return std::unexpected(module.error());
+  return analyzeRegions(*module);
+}
+
+std::vector<std::string> paths(const FunctionRegions& f) {
+  std::vector<std::string> out;
+  for (const auto& r : f.regions) out.push_back(r.path);
+  return out;
+}
+
+/// Paths of the regions owning the first instruction whose opcode is `opcode`.
+std::vector<std::string> ownersOf(const Module& m, const FunctionRegions& f,
+                                  const std::string& opcode) {
+  const Function& fn = *m.functions().front();
+  for (size_t i = 0; i < fn.body.size(); ++i) {
+    if (fn.body[i].kind != Statement::Kind::Instruction || fn.body[i].instruction.opcode != opcode)
+      continue;
+    std::vector<std::string> out;
+    for (uint32_t r : f.owners[i]) out.push_back(f.regions[r].path);
+    return out;
+  }
+  ADD_FAILURE() << "no " << opcode;
+  return {};
+}
+
+TEST(Marker, ParsesBeginWithCoordinates) {
+  auto m = parseMarker(" @argus begin body iter=%r12 role=producer");
+  ASSERT_TRUE(m && *m);
+  EXPECT_EQ((*m)->kind, Marker::Kind::Begin);
+  EXPECT_EQ((*m)->name, "body");
+  EXPECT_EQ((*m)->iteration, "%r12");
+  EXPECT_EQ((*m)->role, "producer");
+}
+
+TEST(Marker, OrdinaryCommentsAreNotMarkers) {
+  auto m = parseMarker(" begin inline asm");
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->has_value());
+}
+
+TEST(Marker, MalformedMarkersAreErrors) {
+  for (const char* text :
+       {" @argus begin", " @argus start x", " @argus begin a/b", " @argus end x iter=%r1",
+        " @argus begin x color=red", " @argus begin 9lives"}) {
+    auto m = parseMarker(text);
+    EXPECT_FALSE(m) << text;
+    if (!m) EXPECT_NE(m.error().message.find("malformed marker"), std::string::npos);
+  }
+}
+
+TEST(Regions, NestedRegionInsideALoop) {
+  std::string text =
+      kernelPtx("\tld.param.u32 \t%r1, [k_param_0];\n" + begin("main") + "\tmov.u32 \t%r2, 0;\n" +
+                "$L__BB0_1:\n" + begin("body iter=%r2") + "\tadd.s32 \t%r2, %r2, 1;\n" +
+                "\tsetp.lt.s32 \t%p1, %r2, %r1;\n" + end("body") + "\t@%p1 bra \t$L__BB0_1;\n" +
+                end("main") + "\tret;\n");
+  Module m = parseOrDie(text);
+  auto all = analyzeRegions(m);
+  ASSERT_TRUE(all) << all.error().text();
+  ASSERT_EQ(all->size(), 1u);
+  const auto& f = all->front();
+  EXPECT_EQ(paths(f), (std::vector<std::string>{"main", "main/body"}));
+  EXPECT_FALSE(f.regions[0].parent.has_value());
+  EXPECT_EQ(f.regions[1].parent, 0u);
+  EXPECT_EQ(f.regions[0].children, (std::vector<uint32_t>{1}));
+  ASSERT_EQ(f.regions[1].begins.size(), 1u);
+  EXPECT_EQ(f.regions[1].begins[0].iteration, "%r2");
+  EXPECT_EQ(ownersOf(m, f, "add.s32"), (std::vector<std::string>{"main/body"}));
+  EXPECT_EQ(ownersOf(m, f, "mov.u32"), (std::vector<std::string>{"main"}));
+  EXPECT_EQ(ownersOf(m, f, "bra"), (std::vector<std::string>{"main"}));
+  EXPECT_TRUE(ownersOf(m, f, "ld.param.u32").empty());
+  EXPECT_TRUE(f.warnings.empty());
+}
+
+TEST(Regions, WarpRoleBranchesGiveSiblingRegions) {
+  auto all = analyze(begin("main") + "\t@%p1 bra \t$L__else;\n" + begin("producer role=producer") +
+                     "\tmov.u32 \t%r1, 1;\n" + end("producer") + "\tbra.uni \t$L__join;\n" +
+                     "$L__else:\n" + begin("consumer role=consumer") + "\tmov.u32 \t%r1, 2;\n" +
+                     end("consumer") + "$L__join:\n" + end("main") + "\tret;\n");
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& f = all->front();
+  EXPECT_EQ(paths(f), (std::vector<std::string>{"main", "main/producer", "main/consumer"}));
+  EXPECT_EQ(f.regions[1].begins[0].role, "producer");
+  EXPECT_EQ(f.regions[2].begins[0].role, "consumer");
+}
+
+TEST(Regions, OneRegionEnteredFromTwoBranches) {
+  auto all = analyze("\t@%p1 bra \t$L__b;\n" + begin("shared") + "\tbra.uni \t$L__join;\n" +
+                     "$L__b:\n" + begin("shared") + "$L__join:\n" + "\tadd.s32 \t%r1, %r1, 1;\n" +
+                     end("shared") + "\tret;\n");
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& f = all->front();
+  ASSERT_EQ(paths(f), (std::vector<std::string>{"shared"}));
+  EXPECT_EQ(f.regions[0].begins.size(), 2u);
+  EXPECT_EQ(f.regions[0].ends.size(), 1u);
+  EXPECT_TRUE(f.warnings.empty());
+}
+
+TEST(Regions, DataDependentMarkersListEveryPossibleOwner) {
+  std::string text = kernelPtx(
+      "\t@%p1 bra \t$L__b;\n" + begin("a") + "\tbra.uni \t$L__work;\n" + "$L__b:\n" + begin("b") +
+      "$L__work:\n" + "\tadd.s32 \t%r1, %r1, 1;\n" + "\t@%p1 bra \t$L__endb;\n" + end("a") +
+      "\tbra.uni \t$L__done;\n" + "$L__endb:\n" + end("b") + "$L__done:\n" + "\tret;\n");
+  Module m = parseOrDie(text);
+  auto all = analyzeRegions(m);
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& f = all->front();
+  EXPECT_EQ(ownersOf(m, f, "add.s32"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(f.warnings.empty());  // path-insensitive: `end a` may see `b` open
+}
+
+TEST(Regions, SameNameUnderDifferentParentsIsADifferentRegion) {
+  auto all = analyze(begin("x") + begin("body") + end("body") + end("x") + begin("y") +
+                     begin("body") + end("body") + end("y") + "\tret;\n");
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& f = all->front();
+  ASSERT_EQ(paths(f), (std::vector<std::string>{"x", "x/body", "y", "y/body"}));
+  EXPECT_NE(f.regions[1].id, f.regions[3].id);
+  EXPECT_EQ(f.regions[1].id, regionId("k", "x/body"));
+}
+
+TEST(Regions, IdsIgnoreUnrelatedEditsAndLocations) {
+  auto a = analyze(begin("main") + "\tmov.u32 \t%r1, 1;\n" + end("main") + "\tret;\n");
+  auto b = analyze("\tmov.u32 \t%r3, 7;\n\tadd.s32 \t%r3, %r3, %r3;\n" + begin("main") +
+                   "\tmov.u32 \t%r1, 2;\n\tmov.u32 \t%r2, 1;\n" + end("main") + "\tret;\n");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->front().regions[0].id, b->front().regions[0].id);
+  EXPECT_EQ(a->front().regions[0].id.size(), 16u);
+  EXPECT_NE(regionId("k", "main"), regionId("k2", "main"));
+}
+
+TEST(Regions, CrossingMarkersNameBothRegionsAndTheLine) {
+  auto all = analyze(begin("outer") + begin("inner") + end("outer") + end("inner") + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_EQ(all.error().component, "regions");
+  EXPECT_NE(msg.find("`end outer` closes `inner`"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("markers must nest"), std::string::npos) << msg;
+}
+
+TEST(Regions, EndWithoutBegin) {
+  auto all = analyze(end("ghost") + "\tret;\n");
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("`end ghost` with no region open"), std::string::npos)
+      << all.error().message;
+}
+
+TEST(Regions, RegionOpenAtReturn) {
+  auto all = analyze(begin("main") + "\tmov.u32 \t%r1, 1;\n\tret;\n");
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("region `main`"), std::string::npos) << all.error().message;
+  EXPECT_NE(all.error().message.find("still open at `ret`"), std::string::npos)
+      << all.error().message;
+}
+
+TEST(Regions, RegionOpenAtExit) {
+  auto all = analyze(begin("main") + "\texit;\n" + end("main") + "\tret;\n");
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("still open at `exit`"), std::string::npos)
+      << all.error().message;
+}
+
+TEST(Regions, BeginInALoopWithoutEndIsReportedNotLoopedOn) {
+  auto all = analyze("$L__top:\n" + begin("x") + "\t@%p1 bra \t$L__top;\n" + end("x") + "\tret;\n");
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("cannot contain itself"), std::string::npos)
+      << all.error().message;
+}
+
+TEST(Regions, MessagesNameTheSourceLineFromLoc) {
+  auto all = analyze("\t.loc\t1 30 5\n" + begin("outer") + "\t.loc\t1 42 5\n" + end("missing") +
+                     "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find("/src/k.cu:42"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opened at test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("/src/k.cu:30"), std::string::npos) << msg;
+}
+
+TEST(Regions, MalformedMarkerIsAnErrorWithItsLine) {
+  auto all = analyze("\t// @argus begin\n\tret;\n");
+  ASSERT_FALSE(all);
+  EXPECT_NE(all.error().message.find("test.ptx:"), std::string::npos) << all.error().message;
+}
+
+}  // namespace
+}  // namespace argus::ptx

@@ -1,0 +1,171 @@
+#include "argus/support/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace argus {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Pipe {
+  int fds[2] = {-1, -1};
+  ~Pipe() {
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);
+  }
+  void closeEnd(int i) {
+    if (fds[i] >= 0) ::close(fds[i]);
+    fds[i] = -1;
+  }
+};
+
+}  // namespace
+
+Result<ProcessResult> runProcess(const std::vector<std::string>& argv,
+                                 const ProcessOptions& options) {
+  if (argv.empty()) return fail("process", "empty command line");
+  Pipe outPipe, errPipe;
+  if (::pipe2(outPipe.fds, O_CLOEXEC) != 0 || ::pipe2(errPipe.fds, O_CLOEXEC) != 0)
+    return fail("process", fmt::format("cannot create pipes: {}", std::strerror(errno)));
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, outPipe.fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, errPipe.fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (options.workingDirectory)
+    posix_spawn_file_actions_addchdir_np(&actions, options.workingDirectory->c_str());
+
+  std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    return fail("process", fmt::format("cannot start `{}`: {}", argv[0], std::strerror(rc)));
+  outPipe.closeEnd(1);
+  errPipe.closeEnd(1);
+
+  ProcessResult result;
+  std::array<pollfd, 2> pfds{pollfd{outPipe.fds[0], POLLIN, 0}, pollfd{errPipe.fds[0], POLLIN, 0}};
+  std::array<std::string*, 2> sinks{&result.out, &result.err};
+  const auto deadline = options.timeout ? std::chrono::steady_clock::now() + *options.timeout
+                                        : std::chrono::steady_clock::time_point::max();
+  bool timedOut = false;
+  int open = 2;
+  char buffer[65536];
+  while (open > 0) {
+    int waitMs = -1;
+    if (options.timeout) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timedOut = true;
+        break;
+      }
+      waitMs = static_cast<int>(left.count());
+    }
+    int n = ::poll(pfds.data(), pfds.size(), waitMs);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    for (size_t i = 0; i < pfds.size(); ++i) {
+      if (pfds[i].fd < 0 || pfds[i].revents == 0) continue;
+      ssize_t got = ::read(pfds[i].fd, buffer, sizeof buffer);
+      if (got > 0) {
+        sinks[i]->append(buffer, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        pfds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  if (timedOut) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut)
+    return fail("process", fmt::format("`{}` did not finish within {} s and was killed", argv[0],
+                                       options.timeout->count()));
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+Result<fs::path> findTool(const std::string& name) {
+  std::string envName = "ARGUS_";
+  for (char c : name) envName += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  if (const char* explicitPath = std::getenv(envName.c_str()); explicitPath && *explicitPath) {
+    if (::access(explicitPath, X_OK) == 0) return fs::path(explicitPath);
+    return fail("tools", fmt::format("${} points to `{}`, which is not an executable", envName,
+                                     explicitPath));
+  }
+  std::vector<fs::path> dirs;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string dir; std::getline(ss, dir, ':');)
+      if (!dir.empty()) dirs.emplace_back(dir);
+  }
+  if (const char* cudaHome = std::getenv("CUDA_HOME"))
+    dirs.emplace_back(fs::path(cudaHome) / "bin");
+  dirs.emplace_back("/usr/local/cuda/bin");
+#ifdef ARGUS_VENV_DIR
+  std::error_code ec;
+  fs::path lib = fs::path(ARGUS_VENV_DIR) / "lib";
+  if (fs::is_directory(lib, ec))
+    for (const auto& entry : fs::directory_iterator(lib, ec))
+      dirs.push_back(entry.path() / "site-packages" / "nvidia" / "cu13" / "bin");
+#endif
+  for (const auto& dir : dirs) {
+    fs::path candidate = dir / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return fail("tools", fmt::format("`{}` not found on PATH, in /usr/local/cuda/bin or in the "
+                                   "project's .venv; run scripts/setup.sh or set ${}",
+                                   name, envName));
+}
+
+Result<fs::path> makeTempDir(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return fail("tools",
+                fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  return fs::path(pattern);
+}
+
+Result<std::string> readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail("io", fmt::format("cannot read `{}`: {}", path.string(), std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<void> writeFile(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return fail("io", fmt::format("cannot write `{}`: {}", path.string(), std::strerror(errno)));
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return fail("io", fmt::format("short write to `{}`", path.string()));
+  return {};
+}
+
+}  // namespace argus

@@ -1,0 +1,143 @@
+// Runs the argus binary as a user would and checks exit codes, messages and JSON.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "argus/support/process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kData = ARGUS_TEST_DATA_DIR;
+
+argus::ProcessResult argus(std::vector<std::string> args) {
+  args.insert(args.begin(), ARGUS_BIN);
+  auto result = argus::runProcess(
+      args, {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(120)});
+  EXPECT_TRUE(result) << (result ? "" : result.error().text());
+  return result ? *result : argus::ProcessResult{-1, "", ""};
+}
+
+TEST(CliRegions, NestedRegionTreeAsJson) {
+  auto r = argus({"regions", (kData / "regions" / "good_nested.cu").string(), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["schema"], "argus.regions/1");
+  ASSERT_EQ(doc["kernels"].size(), 1u);
+  const auto& k = doc["kernels"][0];
+  EXPECT_EQ(k["name"], "nested");
+  std::vector<std::string> paths;
+  for (const auto& region : k["regions"]) paths.push_back(region["path"]);
+  EXPECT_EQ(paths, (std::vector<std::string>{"main", "main/body", "main/body/producer",
+                                             "main/body/consumer", "tail"}));
+  const auto& regions = k["regions"];
+  EXPECT_TRUE(regions[0]["parent"].is_null());
+  EXPECT_EQ(regions[1]["parent"], regions[0]["id"]);
+  EXPECT_EQ(regions[2]["parent"], regions[1]["id"]);
+  EXPECT_EQ(regions[2]["begins"][0]["role"], "producer");
+  EXPECT_TRUE(regions[1]["begins"][0]["iteration"].get<std::string>().starts_with("%r"));
+  EXPECT_EQ(regions[1]["begins"][0]["source"]["line"], 8);
+  for (const auto& region : regions) {
+    EXPECT_EQ(region["id"].get<std::string>().size(), 16u);
+    EXPECT_GT(region["ptx_instructions"].get<int>(), 0) << region["path"];
+  }
+}
+
+TEST(CliRegions, IdsAreStableAcrossCompileFlags) {
+  auto a = argus({"regions", (kData / "regions" / "good_nested.cu").string(), "--json"});
+  auto b = argus({"regions", (kData / "regions" / "good_nested.cu").string(), "--json",
+                  "--nvcc-flag=-O1", "--nvcc-flag=-DUNRELATED=1"});
+  ASSERT_EQ(a.exitCode, 0) << a.err;
+  ASSERT_EQ(b.exitCode, 0) << b.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ASSERT_EQ(ja["kernels"][0]["regions"].size(), jb["kernels"][0]["regions"].size());
+  for (size_t i = 0; i < ja["kernels"][0]["regions"].size(); ++i)
+    EXPECT_EQ(ja["kernels"][0]["regions"][i]["id"], jb["kernels"][0]["regions"][i]["id"]);
+}
+
+TEST(CliRegions, TextTreeNamesEveryRegion) {
+  auto r = argus({"regions", (kData / "regions" / "good_nested.cu").string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel nested"), std::string::npos) << r.out;
+  for (const char* name : {"main", "body", "producer", "consumer", "tail"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+}
+
+struct BadInput {
+  const char* file;
+  std::vector<std::string> expected;  // substrings of stderr
+};
+
+class CliRegionsRejects : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliRegionsRejects, WithFileLineAndRegionNames) {
+  auto r = argus({"regions", (kData / "regions" / GetParam().file).string()});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  for (const auto& s : GetParam().expected)
+    EXPECT_NE(r.err.find(s), std::string::npos) << s << "\n" << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadMarkers, CliRegionsRejects,
+    ::testing::Values(
+        BadInput{"bad_crossing.cu",
+                 {"argus: regions:", "bad_crossing.cu:8", "`end outer` closes `inner`",
+                  "bad_crossing.cu:6", "markers must nest"}},
+        BadInput{"bad_unknown_end.cu", {"bad_unknown_end.cu:6", "`end ghost` with no region open"}},
+        BadInput{"bad_open_at_return.cu",
+                 {"region `work`", "bad_open_at_return.cu:5", "still open at `ret`"}}));
+
+TEST(CliRegions, MalformedPtxGivesLineAndColumn) {
+  auto dir = argus::makeTempDir("argus-cli-test");
+  ASSERT_TRUE(dir);
+  fs::path bad = *dir / "bad.ptx";
+  ASSERT_TRUE(argus::writeFile(bad,
+                               ".version 8.8\n.target sm_90a\n.address_size 64\n\n"
+                               ".visible .entry k()\n{\n\tmov.u32 %r1, ;\n\tret;\n}\n"));
+  auto r = argus({"regions", bad.string()});
+  fs::remove_all(*dir);
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("bad.ptx:7:"), std::string::npos) << r.err;
+}
+
+TEST(CliRegions, MissingAndUnsupportedTargets) {
+  auto missing = argus({"regions", "/nonexistent/k.cu"});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+  auto wrong = argus({"regions", (kData / "regions" / "README.md").string()});
+  EXPECT_EQ(wrong.exitCode, 1);
+  EXPECT_NE(wrong.err.find("must be a CUDA source (.cu) or PTX (.ptx)"), std::string::npos)
+      << wrong.err;
+}
+
+TEST(CliPtx, PrintRoundTripsToTheSameText) {
+  fs::path fixture;
+  for (const auto& e : fs::directory_iterator(kData / "ptx"))
+    if (e.path().extension() == ".ptx" && (fixture.empty() || e.path() < fixture))
+      fixture = e.path();
+  ASSERT_FALSE(fixture.empty()) << "no PTX fixtures under tests/data/ptx";
+  auto dir = argus::makeTempDir("argus-cli-test");
+  ASSERT_TRUE(dir);
+  fs::path once = *dir / "once.ptx";
+  auto first = argus({"ptx", "print", fixture.string(), "-o", once.string()});
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  auto second = argus({"ptx", "print", once.string()});
+  ASSERT_EQ(second.exitCode, 0) << second.err;
+  auto text = argus::readFile(once);
+  fs::remove_all(*dir);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(second.out, *text);
+}
+
+TEST(CliPtx, HelpTeaches) {
+  auto r = argus({"--help"});
+  EXPECT_EQ(r.exitCode, 0);
+  for (const char* verb : {"regions", "ptx", "Examples"})
+    EXPECT_NE(r.out.find(verb), std::string::npos) << r.out;
+}
+
+}  // namespace
