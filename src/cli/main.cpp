@@ -74,7 +74,7 @@ argus::Result<PtxSource> loadTarget(const std::string& target, const std::string
     if (run->exitCode != 0)
       return argus::fail("nvcc", fmt::format("compiling `{}` to PTX failed (exit {}):\n{}", target,
                                              run->exitCode, run->err));
-    return PtxSource{std::move(text), target + " (via nvcc -ptx)"};
+    return PtxSource{std::move(text), out.filename().string()};
   }
   return argus::fail(
       "cli", fmt::format("`{}`: TARGET must be a CUDA source (.cu) or PTX (.ptx) file", target));

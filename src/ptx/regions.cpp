@@ -4,6 +4,7 @@
 #include <charconv>
 #include <deque>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -122,13 +123,13 @@ class FunctionAnalysis {
     return {};
   }
 
-  /// "file.ptx:120:3 (kernel.cu:42)" for messages.
+  /// "kernel.cu:42 (kernel.ptx:120:3)" for messages, or "kernel.ptx:120:3" without `.loc`.
   std::string where(size_t statement) const {
     const auto& loc = function_.body[statement].loc;
-    std::string text = fmt::format("{}:{}:{}", module_.fileName, loc.line, loc.column);
+    std::string ptx = fmt::format("{}:{}:{}", module_.fileName, loc.line, loc.column);
     const auto& src = positions_[statement];
-    if (!src.file.empty()) text += fmt::format(" ({}:{})", src.file, src.line);
-    return text;
+    if (src.file.empty()) return ptx;
+    return fmt::format("{}:{} ({})", src.file, src.line, ptx);
   }
 
   std::string openedAt(uint32_t node) const {
@@ -271,9 +272,13 @@ class FunctionAnalysis {
     auto visit = [&](auto&& self, uint32_t node, std::optional<uint32_t> parentRegion) -> void {
       std::vector<uint32_t> kids;
       for (const auto& [name, c] : nodes_[node].children) kids.push_back(c);
-      std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
-        return nodes_[a].firstBegin < nodes_[b].firstBegin;
-      });
+      // Source order where `.loc` tells it (nvcc may lay out an else-branch first), else PTX.
+      auto order = [&](uint32_t n) {
+        const auto& src = positions_[nodes_[n].firstBegin];
+        return std::tuple(src.file, src.line, nodes_[n].firstBegin);
+      };
+      std::sort(kids.begin(), kids.end(),
+                [&](uint32_t a, uint32_t b) { return order(a) < order(b); });
       for (uint32_t c : kids) {
         auto index = static_cast<uint32_t>(result.regions.size());
         regionOf[c] = index;

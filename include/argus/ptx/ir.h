@@ -23,12 +23,16 @@ struct Location {
 /// One instruction operand.
 struct Operand {
   enum class Kind : uint8_t {
-    Register,    ///< `%r1`, `%rd2`, `%p3`, `%tid.x`, `%clock64`; `negated` for `!%p1`.
+    Register,    ///< `%r1`, `%tid.x`, or a name declared with `.reg` in the function (inline
+                 ///< asm uses plain names like `p`); `negated` for `!%p1`.
     Immediate,   ///< `0`, `-1`, `0f3F800000`, `0d3FF0000000000000`, `0x10`.
     Symbol,      ///< A variable, function or label name (`$L__BB0_3`), `offset` for `sym+8`.
     Address,     ///< `[base+offset]`: elements[0] is the base, `offset` the constant byte offset,
                  ///< elements[1..] are further comma-separated parts (`[%rd1, {%r1, %r2}]`).
-    Vector,      ///< `{a, b, c}`: elements are the components.
+                 ///< `text` is "+0" when an explicit zero offset was written: ptxas -O0
+                 ///< compiles `[%SP+0]` and `[%SP]` differently.
+    Vector,      ///< A grouping; `text` says which: "" for `{a, b}`, "(" for a call's
+                 ///< `(retval0)` / `(param0, param1)` lists, "|" for `%r1|%p1` pairs.
     Sink,        ///< `_`
     Expression,  ///< Anything else, kept verbatim in `text` (constant expressions).
   };

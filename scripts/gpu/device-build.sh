@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (no package registries there): unpacks the carried .debs into
+# /tmp/argus-deps, configures and builds Argus against them. Prints the build dir.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+deps=/tmp/argus-deps
+if [ ! -d "$deps/usr" ]; then
+  for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$deps"; done
+fi
+export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+build="${ARGUS_BUILD_DIR:-/tmp/argus-build}"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" >&2
+cmake --build "$build" -j "$(nproc)" >&2
+echo "$build"
