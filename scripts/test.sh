@@ -7,3 +7,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ARGUS_BUILD_DIR:-$root/build}"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "$@"
+if ! { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; }; then
+  echo "test: the tests labelled 'gpu' were skipped: this machine has no CUDA device" \
+       "(nvidia-smi lists none). Run them on a GPU machine with: ctest -L gpu"
+fi

@@ -89,7 +89,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "bad_crossing.cu:6", "markers must nest"}},
         BadInput{"bad_unknown_end.cu", {"bad_unknown_end.cu:6", "`end ghost` with no region open"}},
         BadInput{"bad_open_at_return.cu",
-                 {"region `work`", "bad_open_at_return.cu:5", "still open at `ret`"}}));
+                 {"region `work`", "bad_open_at_return.cu:5", "still open at `ret`"}}),
+    [](const ::testing::TestParamInfo<BadInput>& param) {
+      std::string name = param.param.file;
+      return name.substr(0, name.find('.'));
+    });
 
 TEST(CliRegions, MalformedPtxGivesLineAndColumn) {
   auto dir = argus::makeTempDir("argus-cli-test");
