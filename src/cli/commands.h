@@ -1,0 +1,32 @@
+// The argus verbs. Each add*Commands function registers its subcommands on the app and returns
+// what to run when one of them was given; main() dispatches to the parsed one.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "argus/support/status.h"
+
+namespace argus::cli {
+
+/// One verb (possibly nested, like `ptx print`) and the action to run when it was parsed.
+struct Command {
+  CLI::App* verb = nullptr;
+  std::function<int()> run;
+};
+
+/// `argus regions TARGET`
+std::vector<Command> addRegionsCommands(CLI::App& app);
+/// `argus ptx print FILE`, `argus ptx cfg FILE`
+std::vector<Command> addPtxCommands(CLI::App& app);
+
+/// Prints "argus: component: message" to stderr and returns the exit code for errors (1).
+int reportError(const Error& error);
+
+/// Demangled C++ name, or the name itself when it is not a mangled name.
+std::string demangle(const std::string& name);
+
+}  // namespace argus::cli

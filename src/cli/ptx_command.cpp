@@ -1,0 +1,114 @@
+// `argus ptx print FILE` and `argus ptx cfg FILE`: the PTX front end on its own.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "argus/ptx/cfg.h"
+#include "argus/ptx/parser.h"
+#include "argus/ptx/printer.h"
+#include "argus/support/process.h"
+#include "commands.h"
+
+namespace argus::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Result<ptx::Module> loadPtx(const std::string& file) {
+  auto text = readFile(file);
+  if (!text) return std::unexpected(text.error());
+  return ptx::parseModule(*text, file);
+}
+
+struct PrintOptions {
+  std::string file;
+  std::string output;
+  bool json = false;
+};
+
+int runPrint(const PrintOptions& o) {
+  auto module = loadPtx(o.file);
+  if (!module) return reportError(module.error());
+  if (o.json) {
+    json functions = json::array();
+    for (const auto* fn : module->functions())
+      functions.push_back({{"name", fn->name},
+                           {"entry", fn->isEntry},
+                           {"has_body", fn->hasBody},
+                           {"params", fn->params.size()},
+                           {"statements", fn->body.size()}});
+    std::cout << json{{"schema", "argus.ptx/1"},
+                      {"file", o.file},
+                      {"target", module->target()},
+                      {"functions", functions}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::string printed = ptx::printModule(*module);
+  if (o.output.empty()) {
+    std::cout << printed;
+    return 0;
+  }
+  if (auto ok = writeFile(o.output, printed); !ok) return reportError(ok.error());
+  return 0;
+}
+
+struct CfgOptions {
+  std::string file;
+  std::string function;
+  bool json = false;
+};
+
+int runCfg(const CfgOptions& o) {
+  auto module = loadPtx(o.file);
+  if (!module) return reportError(module.error());
+  json all = json::array();
+  bool found = false;
+  for (const auto* fn : module->functions()) {
+    if (!fn->hasBody || (!o.function.empty() && fn->name != o.function)) continue;
+    found = true;
+    auto graph = ptx::buildControlFlowGraph(*fn, o.file);
+    if (!graph) return reportError(graph.error());
+    if (!o.json) {
+      std::cout << ptx::cfgToDot(*fn, *graph);
+      continue;
+    }
+    json blocks = json::array();
+    for (const auto& b : graph->blocks)
+      blocks.push_back({{"begin", b.begin}, {"end", b.end}, {"successors", b.successors}});
+    all.push_back({{"function", fn->name}, {"blocks", blocks}});
+  }
+  if (!found)
+    return reportError(
+        Error{"cli", fmt::format("no function with a body named `{}` in `{}`; `argus ptx print {} "
+                                 "--json` lists the functions",
+                                 o.function, o.file, o.file)});
+  if (o.json) std::cout << all.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> addPtxCommands(CLI::App& app) {
+  auto* ptx = app.add_subcommand("ptx", "PTX front-end tools");
+  ptx->require_subcommand(1);
+
+  auto p = std::make_shared<PrintOptions>();
+  auto* print = ptx->add_subcommand("print", "Parse PTX and print it back (round trip)");
+  print->add_option("FILE", p->file, "PTX file")->required()->check(CLI::ExistingFile);
+  print->add_option("-o,--output", p->output, "Write the printed PTX here instead of stdout");
+  print->add_flag("--json", p->json, "Print a JSON summary of the parsed module instead");
+
+  auto c = std::make_shared<CfgOptions>();
+  auto* cfg = ptx->add_subcommand("cfg", "Print a function's control-flow graph as Graphviz DOT");
+  cfg->add_option("FILE", c->file, "PTX file")->required()->check(CLI::ExistingFile);
+  cfg->add_option("--function", c->function, "Function name (default: every function)");
+  cfg->add_flag("--json", c->json, "Blocks and edges as JSON instead of DOT");
+
+  return {Command{print, [p] { return runPrint(*p); }}, Command{cfg, [c] { return runCfg(*c); }}};
+}
+
+}  // namespace argus::cli
