@@ -1,0 +1,33 @@
+// A region query: what a person or an agent asks Argus.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "argus/query/scope.h"
+#include "argus/support/status.h"
+
+namespace argus::query {
+
+/// program + kernel + region + scope + signals. The same shape comes from CLI flags, a JSON
+/// file, the Python client and the agent server.
+struct Query {
+  std::string program;  ///< Program spec file (argus.yaml) or a .cu/.ptx target.
+  std::string kernel;   ///< Kernel name (mangled or demangled); empty = the only kernel.
+  std::string region;   ///< Region path (`main/body`) or region ID; a parent covers its subtree.
+  Scope scope;
+  std::vector<std::string> signals;
+  std::string workspace;  ///< Workspace directory; empty = `.argus` beside the program.
+  friend bool operator==(const Query&, const Query&) = default;
+};
+
+/// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace"}.
+[[nodiscard]] nlohmann::json toJson(const Query& query);
+/// Parses the JSON form; errors name the field.
+[[nodiscard]] Result<Query> queryFromJson(const nlohmann::json& json);
+/// Splits a comma-separated signal list, trimming blanks and rejecting empty names.
+[[nodiscard]] Result<std::vector<std::string>> parseSignalList(std::string_view text);
+
+}  // namespace argus::query

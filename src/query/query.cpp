@@ -1,0 +1,70 @@
+#include "argus/query/query.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace argus::query {
+
+nlohmann::json toJson(const Query& query) {
+  return nlohmann::json{{"program", query.program}, {"kernel", query.kernel},
+                        {"region", query.region},   {"scope", query.scope.canonical()},
+                        {"signals", query.signals}, {"workspace", query.workspace}};
+}
+
+Result<Query> queryFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return fail("query", "a query must be a JSON object");
+  static const char* known[] = {"program", "kernel", "region", "scope", "signals", "workspace"};
+  for (const auto& [key, value] : json.items()) {
+    if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) ==
+        std::end(known))
+      return fail("query", fmt::format("unknown field `{}`; a query has program, kernel, region, "
+                                       "scope, signals and workspace",
+                                       key));
+  }
+  Query query;
+  auto text = [&](const char* field, std::string& out, bool required) -> Result<void> {
+    if (!json.contains(field)) {
+      if (required) return fail("query", fmt::format("field `{}` is required", field));
+      return {};
+    }
+    if (!json[field].is_string())
+      return fail("query", fmt::format("field `{}` must be a string", field));
+    out = json[field].get<std::string>();
+    return {};
+  };
+  for (auto ok : {text("program", query.program, true), text("kernel", query.kernel, false),
+                  text("region", query.region, true), text("workspace", query.workspace, false)})
+    if (!ok) return std::unexpected(ok.error());
+  std::string scopeText;
+  if (auto ok = text("scope", scopeText, false); !ok) return std::unexpected(ok.error());
+  auto scope = parseScope(scopeText);
+  if (!scope) return std::unexpected(scope.error());
+  query.scope = std::move(*scope);
+  if (!json.contains("signals") || !json["signals"].is_array() || json["signals"].empty())
+    return fail("query", "field `signals` must be a non-empty array of signal names");
+  for (const auto& s : json["signals"]) {
+    if (!s.is_string() || s.get<std::string>().empty())
+      return fail("query", "every entry of `signals` must be a non-empty string");
+    query.signals.push_back(s.get<std::string>());
+  }
+  return query;
+}
+
+Result<std::vector<std::string>> parseSignalList(std::string_view text) {
+  std::vector<std::string> signals;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') continue;
+    std::string_view s = text.substr(start, i - start);
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    if (s.empty()) return fail("query", fmt::format("signal list `{}` has an empty entry", text));
+    signals.emplace_back(s);
+    start = i + 1;
+  }
+  return signals;
+}
+
+}  // namespace argus::query

@@ -1,0 +1,48 @@
+#include "argus/query/query.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace argus::query {
+namespace {
+
+TEST(Query, JsonRoundTrip) {
+  Query q;
+  q.program = "examples/tma_gemm/argus.yaml";
+  q.kernel = "tma_gemm";
+  q.region = "mainloop";
+  q.scope = *parseScope("role=producer,iter=0..7");
+  q.signals = {"duration", "op_latency"};
+  auto back = queryFromJson(toJson(q));
+  ASSERT_TRUE(back) << back.error().text();
+  EXPECT_EQ(*back, q);
+}
+
+TEST(Query, JsonErrorsNameTheField) {
+  auto base = nlohmann::json{{"program", "p.yaml"}, {"region", "main"}, {"signals", {"duration"}}};
+  EXPECT_TRUE(queryFromJson(base));
+  auto noRegion = base;
+  noRegion.erase("region");
+  EXPECT_NE(queryFromJson(noRegion).error().message.find("`region` is required"),
+            std::string::npos);
+  auto extra = base;
+  extra["color"] = "red";
+  EXPECT_NE(queryFromJson(extra).error().message.find("unknown field `color`"), std::string::npos);
+  auto badSignals = base;
+  badSignals["signals"] = nlohmann::json::array();
+  EXPECT_NE(queryFromJson(badSignals).error().message.find("`signals`"), std::string::npos);
+  auto badScope = base;
+  badScope["scope"] = "lane=1";
+  EXPECT_NE(queryFromJson(badScope).error().message.find("unknown coordinate"), std::string::npos);
+}
+
+TEST(Query, SignalLists) {
+  auto s = parseSignalList("duration, inst_mix ,stall_reasons");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (std::vector<std::string>{"duration", "inst_mix", "stall_reasons"}));
+  EXPECT_FALSE(parseSignalList("duration,,inst_mix"));
+  EXPECT_FALSE(parseSignalList(""));
+}
+
+}  // namespace
+}  // namespace argus::query
