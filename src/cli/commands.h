@@ -23,6 +23,9 @@ std::vector<Command> addRegionsCommands(CLI::App& app);
 /// `argus ptx print FILE`, `argus ptx cfg FILE`
 std::vector<Command> addPtxCommands(CLI::App& app);
 
+/// `argus recipes`
+std::vector<Command> addRecipesCommands(CLI::App& app);
+
 /// Prints "argus: component: message" to stderr and returns the exit code for errors (1).
 int reportError(const Error& error);
 
