@@ -1,0 +1,105 @@
+// The planner: from a region query to a measurement-valid plan (DESIGN.md, steps 1–3).
+//
+// Each requested signal resolves to a recipe; recipes are bound to the program version, region
+// and scope, prerequisites are added recursively and shared ones once (one PTX, one mapping run
+// for all attributed signals). Collections are then partitioned by their effects: two share a
+// run only when they need the same program variant and neither's effects invalidate the other's
+// outputs; isolated recipes (forced-completion probes) always run alone. The plan is
+// measurement-valid, not minimal, and says for every separated pair which rule separated them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "argus/planner/recipe.h"
+#include "argus/ptx/regions.h"
+#include "argus/query/query.h"
+#include "argus/runtime/plan.h"
+#include "argus/support/status.h"
+
+namespace argus::planner {
+
+/// What the planner knows of the program: its version and its region structure.
+struct ProgramContext {
+  std::string target;   ///< As the user named it (spec, .cu or .ptx).
+  std::string version;  ///< Program version (content hash).
+  std::vector<ptx::FunctionRegions> functions;
+};
+
+/// One collection: a recipe bound to a program variant, and the run partition it landed in.
+struct Collection {
+  std::string key;  ///< `recipe@variant`, unique in a plan.
+  std::string recipe;
+  std::string variant;  ///< Variant key, e.g. `full_trace`, `scoped_trace[iter=0..7]`.
+  std::string task;     ///< Id of the Collect task that runs the partition.
+  int partition = 0;
+  friend bool operator==(const Collection&, const Collection&) = default;
+};
+
+/// Why two collections do not share a run.
+struct Separation {
+  std::string first;   ///< Collection key.
+  std::string second;  ///< Collection key.
+  std::string rule;    ///< `isolated`, `variant`, `exclusion` or `effect`.
+  std::string reason;  ///< One sentence for people.
+  friend bool operator==(const Separation&, const Separation&) = default;
+};
+
+/// A planned query: the task DAG plus what the planner decided and why.
+struct QueryPlan {
+  query::Query query;
+  std::string programVersion;
+  std::string kernel;      ///< Mangled kernel name.
+  std::string regionPath;  ///< Resolved region (path), empty for the whole kernel.
+  std::string regionId;
+  std::vector<std::string> subtree;  ///< Region paths the query covers (the region and below).
+  runtime::Plan plan;
+  std::vector<Collection> collections;
+  std::vector<Separation> separations;
+  std::map<std::string, std::string> answers;  ///< Signal -> Synthesize task that answers it.
+  friend bool operator==(const QueryPlan&, const QueryPlan&) = default;
+};
+
+/// Plans a query. Errors: unknown kernel, region or signal (listing what exists), and a scope
+/// coordinate that a requested signal's recipe cannot retain (listing what it keeps).
+[[nodiscard]] Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& catalog,
+                                          const ProgramContext& program);
+
+/// The rule that keeps two recipes' collections out of one run, or nullopt when they may share.
+/// `variantA`/`variantB` are their variant keys.
+struct SeparationRule {
+  std::string rule;
+  std::string reason;
+};
+[[nodiscard]] std::optional<SeparationRule> separationRule(const Recipe& a,
+                                                           const std::string& variantA,
+                                                           const Recipe& b,
+                                                           const std::string& variantB);
+
+/// A discovered asynchronous op site and the iterations to probe it in.
+struct ProbeTarget {
+  std::string opId;  ///< Stable op ID from discovery.
+  std::string kind;  ///< `tma_load`, `cp_async`, `wgmma`, ...
+  std::vector<int64_t> iterations;
+};
+
+/// The branches a discovery Control task adds for its sites: per (op, iteration) a probe
+/// variant transform, its build and its collection, each collection alone on its device. The
+/// tasks feed `synthTask` (the probe-join synthesis of the plan). [thread-safe]
+[[nodiscard]] Result<std::vector<runtime::TaskDescriptor>> probeBranches(
+    const QueryPlan& plan, const std::vector<ProbeTarget>& targets);
+
+/// JSON of a planned query: {"argus_query_plan": 1, query, kernel, region..., "plan",
+/// "collections", "separations", "answers"}; queryPlanFromJson restores an equal QueryPlan.
+[[nodiscard]] nlohmann::json toJson(const QueryPlan& plan);
+[[nodiscard]] Result<QueryPlan> queryPlanFromJson(const nlohmann::json& json);
+
+/// Readable text: tasks, partitions, and (with `explain`) why each separated pair is apart.
+[[nodiscard]] std::string toText(const QueryPlan& plan, bool explain);
+
+}  // namespace argus::planner

@@ -1,0 +1,70 @@
+// Programs: what Argus measures. A program is a spec file (argus.yaml) naming CUDA sources,
+// build flags and a run command, or a single .cu/.ptx file for the front-end verbs.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "argus/ptx/regions.h"
+#include "argus/support/status.h"
+
+namespace argus::program {
+
+/// How to run a built program and tell success from failure.
+struct RunSpec {
+  std::vector<std::string> command;  ///< `{exe}` stands for the executable Argus built.
+  int successExitCode = 0;
+  std::string stdoutContains;  ///< Success also needs this text on stdout (if set).
+  int skipExitCode = -1;       ///< The program's own "cannot run here" code (77), or -1.
+  std::map<std::string, std::string> environment;
+  double timeoutSeconds = 300;
+};
+
+/// A kernel of interest and the region paths the spec expects it to have (checked).
+struct KernelSpec {
+  std::string name;
+  std::vector<std::string> regions;
+};
+
+/// A CUDA C++ program spec (argus.yaml). Paths are absolute after loading.
+struct ProgramSpec {
+  std::filesystem::path file;  ///< The spec itself.
+  std::string name;
+  std::vector<std::filesystem::path> sources;      ///< Device code: PTX is taken from these.
+  std::vector<std::filesystem::path> hostSources;  ///< Compiled unchanged.
+  std::vector<std::filesystem::path> includeDirs;
+  std::string arch = "sm_90a";
+  std::vector<std::string> nvccFlags;
+  std::vector<std::string> linkLibraries;
+  RunSpec run;
+  std::vector<KernelSpec> kernels;
+};
+
+/// Loads and checks a spec. Errors name the file and the field, and say what is expected;
+/// sources and include directories must exist.
+[[nodiscard]] Result<ProgramSpec> loadProgramSpec(const std::filesystem::path& file);
+
+/// The PTX of a program target, ready for the front end.
+struct ProgramPtx {
+  std::string text;
+  std::string displayName;  ///< What messages call the PTX (`kernel.ptx`).
+  std::string version;      ///< Content hash of everything the PTX came from (program version).
+};
+
+/// A target as the CLI accepts it: a spec (`.yaml`), a CUDA source (`.cu`, compiled with
+/// Argus's include directory) or PTX (`.ptx`). `.cu` and specs run nvcc -ptx -lineinfo.
+[[nodiscard]] Result<ProgramPtx> loadTargetPtx(const std::filesystem::path& target,
+                                               const std::string& arch = "sm_90a",
+                                               const std::vector<std::string>& extraFlags = {});
+
+/// The kernel named `name` (mangled or demangled; empty = the only kernel). The error lists the
+/// kernels that exist.
+[[nodiscard]] Result<const ptx::FunctionRegions*> findKernel(
+    const std::vector<ptx::FunctionRegions>& functions, const std::string& name);
+
+/// Demangled C++ name, or the name itself when it is not mangled.
+[[nodiscard]] std::string demangle(const std::string& name);
+
+}  // namespace argus::program

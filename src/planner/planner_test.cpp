@@ -1,0 +1,209 @@
+#include "argus/planner/planner.h"
+
+#include <cstdlib>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "argus/ptx/parser.h"
+#include "argus/support/process.h"
+
+namespace argus::planner {
+namespace {
+
+/// The TMA GEMM example (tests/data/ptx/examples_tma_gemm.ptx, made by nvcc from
+/// examples/tma_gemm): regions mainloop{tma_load, mma} and epilogue.
+ProgramContext tmaGemm() {
+  auto text = readFile(std::string(ARGUS_TEST_DATA_DIR) + "/ptx/examples_tma_gemm.ptx");
+  EXPECT_TRUE(text);
+  auto module = ptx::parseModule(*text, "examples_tma_gemm.ptx");
+  EXPECT_TRUE(module) << module.error().text();
+  auto regions = ptx::analyzeRegions(*module);
+  EXPECT_TRUE(regions) << regions.error().text();
+  return ProgramContext{"examples/tma_gemm/argus.yaml", "v-test", std::move(*regions)};
+}
+
+const RecipeCatalog& catalog() {
+  static RecipeCatalog c = *RecipeCatalog::load(ARGUS_RECIPE_DIR);
+  return c;
+}
+
+query::Query runningExample() {
+  query::Query q;
+  q.program = "examples/tma_gemm/argus.yaml";
+  q.kernel = "tma_gemm";
+  q.region = "mainloop";
+  q.signals = {"duration", "inst_mix", "barrier_inst", "op_latency"};
+  return q;
+}
+
+TEST(Planner, RunningExampleMatchesTheGoldenPlan) {
+  auto plan = planQuery(runningExample(), catalog(), tmaGemm());
+  ASSERT_TRUE(plan) << plan.error().text();
+  const std::string golden = std::string(ARGUS_TEST_DATA_DIR) + "/plans/running_example.txt";
+  if (std::getenv("ARGUS_UPDATE_GOLDEN") != nullptr) {
+    ASSERT_TRUE(writeFile(golden, toText(*plan, true)));
+  }
+  auto expected = readFile(golden);
+  ASSERT_TRUE(expected) << "missing " << golden << "; it should hold:\n" << toText(*plan, true);
+  EXPECT_EQ(toText(*plan, true), *expected)
+      << "regenerate " << golden << " if the change is intended";
+}
+
+TEST(Planner, RunningExampleSeparatesTracingMappingAndCounters) {
+  auto plan = planQuery(runningExample(), catalog(), tmaGemm());
+  ASSERT_TRUE(plan) << plan.error().text();
+  EXPECT_EQ(plan->subtree,
+            (std::vector<std::string>{"mainloop", "mainloop/tma_load", "mainloop/mma"}));
+  std::map<std::string, int> partitionOf;
+  for (const auto& c : plan->collections) partitionOf[c.recipe] = c.partition;
+  ASSERT_EQ(partitionOf.size(), 3u);
+  EXPECT_NE(partitionOf["reference_trace"], partitionOf["pc_region_map"]);
+  EXPECT_NE(partitionOf["reference_trace"], partitionOf["sass_counters"]);
+  EXPECT_NE(partitionOf["pc_region_map"], partitionOf["sass_counters"]);
+  // One PTX and one mapping run serve every attributed signal.
+  int ptx = 0, mapping = 0;
+  for (const auto& t : plan->plan.tasks()) {
+    ptx += t.executor == "nvcc_ptx";
+    mapping += t.id == "build/mapping";
+  }
+  EXPECT_EQ(ptx, 1);
+  EXPECT_EQ(mapping, 1);
+  EXPECT_EQ(plan->answers.at("inst_mix"), plan->answers.at("barrier_inst"));
+  const auto* discover = plan->plan.find("discover/async_discovery");
+  ASSERT_NE(discover, nullptr);
+  EXPECT_EQ(discover->type, runtime::TaskType::Control);
+}
+
+TEST(Planner, EveryProbeRunsAlone) {
+  auto plan = planQuery(runningExample(), catalog(), tmaGemm());
+  ASSERT_TRUE(plan);
+  std::vector<int64_t> iterations{0, 1, 2, 3, 4, 5, 6, 7};
+  auto branches = probeBranches(*plan, {{"op.tma_load.0", "tma_load", iterations},
+                                        {"op.tma_load.1", "tma_load", iterations}});
+  ASSERT_TRUE(branches) << branches.error().text();
+  std::set<std::string> groups;
+  int collects = 0;
+  for (const auto& t : *branches) {
+    if (t.type != runtime::TaskType::Collect) continue;
+    ++collects;
+    EXPECT_TRUE(t.isolation.exclusiveDevice) << t.id;
+    EXPECT_TRUE(groups.insert(t.isolation.group).second) << t.id;
+  }
+  EXPECT_EQ(collects, 16);  // the seed's 16 operation-iteration candidates
+  runtime::Plan all = plan->plan;
+  for (auto t : *branches) ASSERT_TRUE(all.add(std::move(t)));
+  EXPECT_TRUE(all.validate()) << all.validate().error().text();
+}
+
+TEST(Planner, JsonRoundTrip) {
+  auto plan = planQuery(runningExample(), catalog(), tmaGemm());
+  ASSERT_TRUE(plan);
+  auto text = toJson(*plan).dump();
+  auto back = queryPlanFromJson(nlohmann::json::parse(text));
+  ASSERT_TRUE(back) << back.error().text();
+  EXPECT_EQ(*back, *plan);
+  EXPECT_EQ(toJson(*back).dump(), text);
+}
+
+TEST(Planner, ErrorsListWhatExists) {
+  auto program = tmaGemm();
+  auto q = runningExample();
+  q.region = "mainlop";
+  auto r = planQuery(q, catalog(), program);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no region `mainlop`"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("mainloop/tma_load"), std::string::npos) << r.error().message;
+
+  q = runningExample();
+  q.signals = {"duraton"};
+  r = planQuery(q, catalog(), program);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("unknown signal `duraton`"), std::string::npos);
+  EXPECT_NE(r.error().message.find("duration"), std::string::npos);
+
+  q = runningExample();
+  q.kernel = "gemm2";
+  r = planQuery(q, catalog(), program);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no kernel `gemm2`; kernels: tma_gemm"), std::string::npos)
+      << r.error().message;
+
+  q = runningExample();
+  q.signals = {"stall_reasons"};
+  q.scope = *query::parseScope("sm=0..15");
+  r = planQuery(q, catalog(), program);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("cannot be restricted by scope coordinate `sm`"),
+            std::string::npos)
+      << r.error().message;
+}
+
+TEST(Planner, RegionIdWorksLikeItsPath) {
+  auto program = tmaGemm();
+  auto q = runningExample();
+  auto byPath = planQuery(q, catalog(), program);
+  ASSERT_TRUE(byPath);
+  q.region = byPath->regionId;
+  auto byId = planQuery(q, catalog(), program);
+  ASSERT_TRUE(byId) << byId.error().text();
+  EXPECT_EQ(byId->regionPath, "mainloop");
+  EXPECT_EQ(byId->plan, byPath->plan);
+}
+
+TEST(Planner, ScopedQueriesTraceOnlyTheirOccurrences) {
+  auto q = runningExample();
+  q.signals = {"duration"};
+  q.scope = *query::parseScope("role=producer,iter=0..7");
+  auto plan = planQuery(q, catalog(), tmaGemm());
+  ASSERT_TRUE(plan) << plan.error().text();
+  EXPECT_NE(plan->plan.find("build/scoped_trace[role=producer,iter=0..7]"), nullptr)
+      << plan->plan.toText();
+}
+
+// Property: for every subset of signals, no partition holds two conflicting collections and
+// every requested signal's answer is reachable from a collection or a discovery.
+TEST(PlannerProperties, PartitionsAreConflictFreeAndSignalsReachable) {
+  const std::vector<std::string> signals{
+      "duration",   "occurrences",         "kernel_duration", "inst_executed",
+      "inst_mix",   "barrier_inst",        "mem_inst",        "stall_reasons",
+      "op_latency", "ncu_source_counters", "pc_region_map",   "op_sites"};
+  auto program = tmaGemm();
+  for (unsigned mask = 1; mask < (1u << signals.size()); mask += 37) {
+    auto q = runningExample();
+    q.signals.clear();
+    for (size_t i = 0; i < signals.size(); ++i)
+      if (mask & (1u << i)) q.signals.push_back(signals[i]);
+    auto plan = planQuery(q, catalog(), program);
+    ASSERT_TRUE(plan) << plan.error().text();
+    for (const auto& a : plan->collections) {
+      for (const auto& b : plan->collections) {
+        if (&a == &b || a.partition != b.partition) continue;
+        EXPECT_FALSE(separationRule(*catalog().find(a.recipe), a.variant, *catalog().find(b.recipe),
+                                    b.variant))
+            << a.key << " and " << b.key << " share partition " << a.partition;
+      }
+    }
+    for (const auto& signal : q.signals) {
+      ASSERT_TRUE(plan->answers.contains(signal)) << signal;
+      // Walk upstream from the answer; it must reach evidence (a Collect or a Control task).
+      std::vector<std::string> todo{plan->answers.at(signal)};
+      std::set<std::string> seen;
+      bool evidence = false;
+      while (!todo.empty()) {
+        auto id = todo.back();
+        todo.pop_back();
+        if (!seen.insert(id).second) continue;
+        const auto* t = plan->plan.find(id);
+        ASSERT_NE(t, nullptr) << id;
+        evidence = evidence || t->type == runtime::TaskType::Collect ||
+                   t->type == runtime::TaskType::Control;
+        for (const auto& up : t->upstream()) todo.push_back(up);
+      }
+      EXPECT_TRUE(evidence) << signal;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace argus::planner

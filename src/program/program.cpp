@@ -1,0 +1,258 @@
+#include "argus/program/program.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "argus/support/process.h"
+#include "argus/workspace/hash.h"
+
+namespace argus::program {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kSpecFields =
+    "name, language, sources, host_sources, include_dirs, arch, nvcc_flags, link_libraries, run, "
+    "kernels";
+
+Error specError(const fs::path& file, std::string_view field, std::string_view problem) {
+  return Error{"program", fmt::format("{}: field `{}`: {}", file.string(), field, problem)};
+}
+
+Result<std::vector<std::string>> stringList(const YAML::Node& node, const fs::path& file,
+                                            std::string_view field) {
+  std::vector<std::string> out;
+  if (!node || node.IsNull()) return out;
+  if (!node.IsSequence()) return std::unexpected(specError(file, field, "must be a list"));
+  for (const auto& item : node) {
+    if (!item.IsScalar()) return std::unexpected(specError(file, field, "entries must be strings"));
+    out.push_back(item.as<std::string>());
+  }
+  return out;
+}
+
+Result<std::vector<fs::path>> existingPaths(const YAML::Node& node, const fs::path& file,
+                                            std::string_view field, bool directories) {
+  auto names = stringList(node, file, field);
+  if (!names) return std::unexpected(names.error());
+  std::vector<fs::path> out;
+  for (const auto& name : *names) {
+    fs::path path = fs::weakly_canonical(file.parent_path() / name);
+    std::error_code ec;
+    bool ok = directories ? fs::is_directory(path, ec) : fs::is_regular_file(path, ec);
+    if (!ok)
+      return std::unexpected(
+          specError(file, field,
+                    fmt::format("`{}` ({}) is not an existing {}; paths are relative to the spec",
+                                name, path.string(), directories ? "directory" : "file")));
+    out.push_back(path);
+  }
+  return out;
+}
+
+Result<std::string> runNvccPtx(const std::vector<fs::path>& includeDirs,
+                               const std::vector<std::string>& flags, const std::string& arch,
+                               const fs::path& source) {
+  auto nvcc = findTool("nvcc");
+  if (!nvcc) return std::unexpected(nvcc.error());
+  auto dir = makeTempDir("argus-nvcc");
+  if (!dir) return std::unexpected(dir.error());
+  fs::path out = *dir / (source.stem().string() + ".ptx");
+  std::vector<std::string> argv{nvcc->string(), "-ptx", "-lineinfo", "-arch=" + arch,
+                                "-I" ARGUS_INCLUDE_DIR};
+  for (const auto& inc : includeDirs) argv.push_back("-I" + inc.string());
+  // -gencode/-arch choose what a full build embeds; PTX generation uses --arch only.
+  for (const auto& f : flags)
+    if (!f.starts_with("-gencode") && !f.starts_with("--generate-code") && !f.starts_with("-arch"))
+      argv.push_back(f);
+  argv.insert(argv.end(), {"-o", out.string(), source.string()});
+  auto run =
+      runProcess(argv, {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(600)});
+  std::string text;
+  if (run && run->exitCode == 0) {
+    auto read = readFile(out);
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
+  }
+  std::error_code ec;
+  fs::remove_all(*dir, ec);
+  if (!run) return std::unexpected(run.error());
+  if (run->exitCode != 0)
+    return fail("nvcc", fmt::format("compiling `{}` to PTX failed (exit {}):\n{}", source.string(),
+                                    run->exitCode, run->err));
+  return text;
+}
+
+}  // namespace
+
+Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
+  fs::path file = fs::absolute(specFile);
+  auto text = readFile(file);
+  if (!text) return std::unexpected(text.error());
+  YAML::Node root;
+  try {
+    root = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return fail("program", fmt::format("{}:{}:{}: not valid YAML: {}", file.string(),
+                                       e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap())
+    return fail("program", fmt::format("{}: a program spec must be a YAML mapping", file.string()));
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>();
+    if (kSpecFields.find(key) == std::string_view::npos)
+      return std::unexpected(
+          specError(file, key, fmt::format("is not a spec field; fields are {}", kSpecFields)));
+  }
+  ProgramSpec spec;
+  spec.file = file;
+  if (!root["name"] || !root["name"].IsScalar())
+    return std::unexpected(specError(file, "name", "is required (a string)"));
+  spec.name = root["name"].as<std::string>();
+  if (root["language"] && root["language"].as<std::string>() != "cuda")
+    return std::unexpected(specError(file, "language", "only `cuda` specs exist so far"));
+  if (root["arch"]) spec.arch = root["arch"].as<std::string>();
+
+  auto sources = existingPaths(root["sources"], file, "sources", false);
+  if (!sources) return std::unexpected(sources.error());
+  if (sources->empty())
+    return std::unexpected(specError(file, "sources", "must list at least one .cu file"));
+  spec.sources = std::move(*sources);
+  auto hostSources = existingPaths(root["host_sources"], file, "host_sources", false);
+  if (!hostSources) return std::unexpected(hostSources.error());
+  spec.hostSources = std::move(*hostSources);
+  auto includeDirs = existingPaths(root["include_dirs"], file, "include_dirs", true);
+  if (!includeDirs) return std::unexpected(includeDirs.error());
+  spec.includeDirs = std::move(*includeDirs);
+  auto flags = stringList(root["nvcc_flags"], file, "nvcc_flags");
+  if (!flags) return std::unexpected(flags.error());
+  spec.nvccFlags = std::move(*flags);
+  auto libs = stringList(root["link_libraries"], file, "link_libraries");
+  if (!libs) return std::unexpected(libs.error());
+  spec.linkLibraries = std::move(*libs);
+
+  const YAML::Node run = root["run"];
+  if (!run || !run.IsMap() || !run["command"])
+    return std::unexpected(specError(file, "run.command", "is required, e.g. [\"{exe}\"]"));
+  auto command = stringList(run["command"], file, "run.command");
+  if (!command) return std::unexpected(command.error());
+  if (command->empty()) return std::unexpected(specError(file, "run.command", "must not be empty"));
+  spec.run.command = std::move(*command);
+  if (const YAML::Node success = run["success"]) {
+    if (success["exit_code"]) spec.run.successExitCode = success["exit_code"].as<int>();
+    if (success["stdout_contains"])
+      spec.run.stdoutContains = success["stdout_contains"].as<std::string>();
+  }
+  if (run["skip_exit_code"]) spec.run.skipExitCode = run["skip_exit_code"].as<int>();
+  if (run["timeout_s"]) spec.run.timeoutSeconds = run["timeout_s"].as<double>();
+  if (const YAML::Node env = run["env"]) {
+    if (!env.IsMap()) return std::unexpected(specError(file, "run.env", "must be a mapping"));
+    for (const auto& e : env)
+      spec.run.environment[e.first.as<std::string>()] = e.second.as<std::string>();
+  }
+
+  if (const YAML::Node kernels = root["kernels"]) {
+    if (!kernels.IsSequence())
+      return std::unexpected(specError(file, "kernels", "must be a list of {name, regions}"));
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const YAML::Node k = kernels[i];
+      if (!k["name"])
+        return std::unexpected(specError(file, fmt::format("kernels[{}].name", i), "is required"));
+      KernelSpec kernel{k["name"].as<std::string>(), {}};
+      if (const YAML::Node regions = k["regions"]) {
+        for (const auto& r : regions) {
+          if (r.IsMap() && r["path"] && !r["function"])
+            kernel.regions.push_back(r["path"].as<std::string>());
+        }
+      }
+      spec.kernels.push_back(std::move(kernel));
+    }
+  }
+  return spec;
+}
+
+Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch,
+                                 const std::vector<std::string>& extraFlags) {
+  std::error_code ec;
+  if (!fs::exists(target, ec))
+    return fail("program", fmt::format("`{}` does not exist", target.string()));
+  const std::string ext = target.extension().string();
+  if (ext == ".ptx") {
+    auto text = readFile(target);
+    if (!text) return std::unexpected(text.error());
+    std::string version = workspace::hashBytes(*text).hex();
+    return ProgramPtx{std::move(*text), target.string(), std::move(version)};
+  }
+  if (ext == ".cu") {
+    auto text = runNvccPtx({}, extraFlags, arch, target);
+    if (!text) return std::unexpected(text.error());
+    auto source = readFile(target);
+    if (!source) return std::unexpected(source.error());
+    return ProgramPtx{std::move(*text), target.stem().string() + ".ptx",
+                      workspace::hashBytes(*source).hex()};
+  }
+  if (ext == ".yaml" || ext == ".yml") {
+    auto spec = loadProgramSpec(target);
+    if (!spec) return std::unexpected(spec.error());
+    if (spec->sources.size() != 1)
+      return fail("program", fmt::format("{}: field `sources`: Argus handles one device source "
+                                         "per program so far; found {}",
+                                         spec->file.string(), spec->sources.size()));
+    std::vector<std::string> flags = spec->nvccFlags;
+    flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
+    auto text = runNvccPtx(spec->includeDirs, flags, spec->arch, spec->sources.front());
+    if (!text) return std::unexpected(text.error());
+    // The program version covers the spec and every file it names.
+    std::string material;
+    for (const auto& f : std::vector<fs::path>{spec->file, spec->sources.front()}) {
+      auto bytes = readFile(f);
+      if (!bytes) return std::unexpected(bytes.error());
+      material += f.filename().string() + '\0' + *bytes + '\0';
+    }
+    for (const auto& f : spec->hostSources) {
+      auto bytes = readFile(f);
+      if (!bytes) return std::unexpected(bytes.error());
+      material += f.filename().string() + '\0' + *bytes + '\0';
+    }
+    return ProgramPtx{std::move(*text), spec->sources.front().stem().string() + ".ptx",
+                      workspace::hashBytes(material).hex()};
+  }
+  return fail("program", fmt::format("`{}`: a target is a program spec (.yaml), a CUDA source "
+                                     "(.cu) or PTX (.ptx)",
+                                     target.string()));
+}
+
+Result<const ptx::FunctionRegions*> findKernel(const std::vector<ptx::FunctionRegions>& functions,
+                                               const std::string& name) {
+  std::vector<const ptx::FunctionRegions*> kernels;
+  for (const auto& f : functions)
+    if (f.isEntry) kernels.push_back(&f);
+  if (name.empty() && kernels.size() == 1) return kernels.front();
+  for (const auto* k : kernels)
+    if (k->function == name || demangle(k->function) == name ||
+        demangle(k->function).starts_with(name + "("))
+      return k;
+  std::string list;
+  for (const auto* k : kernels) list += (list.empty() ? "" : ", ") + demangle(k->function);
+  if (name.empty())
+    return fail("program", fmt::format("the program has {} kernels ({}); name one with --kernel",
+                                       kernels.size(), list));
+  return fail("program",
+              fmt::format("no kernel `{}`; kernels: {}", name, list.empty() ? "none" : list));
+}
+
+std::string demangle(const std::string& name) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> text(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && text ? std::string(text.get()) : name;
+}
+
+}  // namespace argus::program
