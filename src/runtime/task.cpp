@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <xxhash.h>
+#include "argus/workspace/hash.h"
 
 namespace argus::runtime {
 namespace {
@@ -26,10 +26,6 @@ constexpr std::array<std::pair<Requirement, std::string_view>, 4> kRequirements{
     {Requirement::BinaryPatching, "binary_patching"},
     {Requirement::SystemTracing, "system_tracing"},
 }};
-
-std::string hex128(XXH128_hash_t h) {
-  return fmt::format("{:016x}{:016x}", h.high64, h.low64);
-}
 
 // Reads `key` from `obj` into `out` when present; the error names the field.
 template <class T>
@@ -180,13 +176,11 @@ Result<TaskDescriptor> taskFromJson(const json& j) {
 }
 
 std::string canonicalJson(const json& j) {
-  // nlohmann::json keeps object keys in a std::map, so dump() without indent is already sorted
-  // and whitespace-free; floats print in shortest round-trip form.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return workspace::canonicalJson(j);
 }
 
 std::string contentHash(std::string_view bytes) {
-  return hex128(XXH3_128bits(bytes.data(), bytes.size()));
+  return workspace::hashBytes(bytes).hex();
 }
 
 std::string memoKey(const TaskDescriptor& task,
@@ -195,18 +189,18 @@ std::string memoKey(const TaskDescriptor& task,
   j.erase("dependencies");
   j.erase("timeout_s");
   for (auto& in : j["inputs"]) in.erase("task");
+  // Inputs are positional in the workspace's key: sort them by binding name and record the names
+  // in the descriptor, so the same inputs under other names give another key.
   std::sort(inputHashes.begin(), inputHashes.end());
-  std::string text = "argus-memo-v1\n";
-  text += toString(task.type);
-  text += '\n';
-  text += canonicalJson(j);
+  std::vector<workspace::ContentHash> hashes;
+  json names = json::array();
   for (const auto& [name, hash] : inputHashes) {
-    text += '\n';
-    text += name;
-    text += '=';
-    text += hash;
+    names.push_back(name);
+    auto parsed = workspace::ContentHash::fromHex(hash);
+    hashes.push_back(parsed ? *parsed : workspace::hashBytes(hash));
   }
-  return contentHash(text);
+  j["input_names"] = std::move(names);
+  return workspace::memoKey(toString(task.type), j, hashes).hex();
 }
 
 }  // namespace argus::runtime
