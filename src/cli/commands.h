@@ -26,14 +26,14 @@ std::vector<Command> addPtxCommands(CLI::App& app);
 /// `argus recipes`
 std::vector<Command> addRecipesCommands(CLI::App& app);
 
+/// `argus plan`
+std::vector<Command> addPlanCommands(CLI::App& app);
+
 /// `argus ws list|show|gc|fork`. Ids print and parse with a one-letter table prefix:
 /// v12 = version, a34 = artifact, t56 = task, r7 = run.
 std::vector<Command> addWorkspaceCommands(CLI::App& app);
 
 /// Prints "argus: component: message" to stderr and returns the exit code for errors (1).
 int reportError(const Error& error);
-
-/// Demangled C++ name, or the name itself when it is not a mangled name.
-std::string demangle(const std::string& name);
 
 }  // namespace argus::cli

@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<argus::cli::Command> commands;
-  for (auto&& add : {argus::cli::addRegionsCommands, argus::cli::addPtxCommands,
-                     argus::cli::addRecipesCommands, argus::cli::addWorkspaceCommands})
+  for (auto&& add :
+       {argus::cli::addRegionsCommands, argus::cli::addPtxCommands, argus::cli::addRecipesCommands,
+        argus::cli::addPlanCommands, argus::cli::addWorkspaceCommands})
     for (auto& command : add(app)) commands.push_back(std::move(command));
 
   CLI11_PARSE(app, argc, argv);

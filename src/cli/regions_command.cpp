@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "argus/program/program.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 #include "argus/support/process.h"
@@ -17,52 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
-
-/// PTX text of a TARGET: a .ptx file as is, a .cu file through nvcc with Argus's include
-/// directory and line info (so messages can name source lines).
-struct PtxSource {
-  std::string text;
-  std::string displayName;  ///< What messages call the PTX.
-};
-
-Result<PtxSource> loadTarget(const std::string& target, const std::string& arch,
-                             const std::vector<std::string>& nvccFlags) {
-  fs::path path(target);
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return fail("cli", fmt::format("`{}` does not exist", target));
-  const std::string ext = path.extension().string();
-  if (ext == ".ptx") {
-    auto text = readFile(path);
-    if (!text) return std::unexpected(text.error());
-    return PtxSource{std::move(*text), target};
-  }
-  if (ext == ".cu") {
-    auto nvcc = findTool("nvcc");
-    if (!nvcc) return std::unexpected(nvcc.error());
-    auto dir = makeTempDir("argus-nvcc");
-    if (!dir) return std::unexpected(dir.error());
-    fs::path out = *dir / (path.stem().string() + ".ptx");
-    std::vector<std::string> argv{nvcc->string(), "-ptx", "-lineinfo", "-arch=" + arch,
-                                  "-I" ARGUS_INCLUDE_DIR};
-    argv.insert(argv.end(), nvccFlags.begin(), nvccFlags.end());
-    argv.insert(argv.end(), {"-o", out.string(), path.string()});
-    auto run = runProcess(argv);
-    std::string text;
-    if (run && run->exitCode == 0) {
-      auto read = readFile(out);
-      if (!read) return std::unexpected(read.error());
-      text = std::move(*read);
-    }
-    fs::remove_all(*dir, ec);
-    if (!run) return std::unexpected(run.error());
-    if (run->exitCode != 0)
-      return fail("nvcc", fmt::format("compiling `{}` to PTX failed (exit {}):\n{}", target,
-                                      run->exitCode, run->err));
-    return PtxSource{std::move(text), out.filename().string()};
-  }
-  return fail("cli",
-              fmt::format("`{}`: TARGET must be a CUDA source (.cu) or PTX (.ptx) file", target));
-}
 
 json positionJson(const ptx::MarkerSite& site) {
   json j{{"ptx_line", site.ptx.line}};
@@ -96,7 +51,7 @@ json regionsJson(const std::vector<ptx::FunctionRegions>& all, const std::string
     for (const auto& w : fn.warnings)
       warnings.push_back({{"ptx_line", w.ptx.line}, {"message", w.message}});
     kernels.push_back({{"name", fn.function},
-                       {"demangled", demangle(fn.function)},
+                       {"demangled", program::demangle(fn.function)},
                        {"entry", fn.isEntry},
                        {"regions", regions},
                        {"warnings", warnings}});
@@ -109,7 +64,7 @@ void printRegionsText(const std::vector<ptx::FunctionRegions>& all) {
   for (const auto& fn : all) {
     if (!fn.isEntry && fn.regions.empty()) continue;
     any = true;
-    fmt::print("{} {}\n", fn.isEntry ? "kernel" : "function", demangle(fn.function));
+    fmt::print("{} {}\n", fn.isEntry ? "kernel" : "function", program::demangle(fn.function));
     if (fn.regions.empty()) fmt::print("  (no regions)\n");
     for (const auto& r : fn.regions) {
       size_t depth = static_cast<size_t>(std::count(r.path.begin(), r.path.end(), '/'));
@@ -146,7 +101,7 @@ struct RegionsOptions {
 };
 
 int runRegions(const RegionsOptions& o) {
-  auto source = loadTarget(o.target, o.arch, o.nvccFlags);
+  auto source = program::loadTargetPtx(o.target, o.arch, o.nvccFlags);
   if (!source) return reportError(source.error());
   auto module = ptx::parseModule(source->text, source->displayName);
   if (!module) return reportError(module.error());
@@ -163,11 +118,14 @@ int runRegions(const RegionsOptions& o) {
 
 std::vector<Command> addRegionsCommands(CLI::App& app) {
   auto o = std::make_shared<RegionsOptions>();
-  auto* verb = app.add_subcommand("regions", "Print each kernel's region tree of a .cu or .ptx");
-  verb->add_option("TARGET", o->target, "CUDA source (.cu; compiled with nvcc -ptx) or PTX")
+  auto* verb = app.add_subcommand("regions",
+                                  "Print each kernel's region tree of a program spec, .cu or .ptx");
+  verb->add_option("TARGET", o->target,
+                   "Program spec (argus.yaml), CUDA source (.cu) or PTX (.ptx)")
       ->required();
   verb->add_option("--arch", o->arch, "GPU architecture for nvcc")->capture_default_str();
-  verb->add_option("--nvcc-flag", o->nvccFlags, "Extra nvcc flag for .cu targets (repeatable)")
+  verb->add_option("--nvcc-flag", o->nvccFlags,
+                   "Extra nvcc flag for .cu and spec targets (repeatable)")
       ->allow_extra_args(false);
   verb->add_flag("--json", o->json, "Machine-readable output (schema argus.regions/1)");
   return {Command{verb, [o] { return runRegions(*o); }}};

@@ -114,7 +114,8 @@ TEST(CliRegions, MissingAndUnsupportedTargets) {
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
   auto wrong = argus({"regions", (kData / "regions" / "README.md").string()});
   EXPECT_EQ(wrong.exitCode, 1);
-  EXPECT_NE(wrong.err.find("must be a CUDA source (.cu) or PTX (.ptx)"), std::string::npos)
+  EXPECT_NE(wrong.err.find("a program spec (.yaml), a CUDA source (.cu) or PTX (.ptx)"),
+            std::string::npos)
       << wrong.err;
 }
 
@@ -142,6 +143,83 @@ TEST(CliPtx, HelpTeaches) {
   EXPECT_EQ(r.exitCode, 0);
   for (const char* verb : {"regions", "ptx", "Examples"})
     EXPECT_NE(r.out.find(verb), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+const std::string kGemmSpec = std::string(ARGUS_SOURCE_DIR) + "/examples/tma_gemm/argus.yaml";
+
+TEST(CliRegions, AcceptsAProgramSpec) {
+  auto r = argus({"regions", kGemmSpec, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["kernels"].size(), 1u);
+  EXPECT_EQ(doc["kernels"][0]["name"], "tma_gemm");
+}
+
+TEST(CliPlan, JsonParsesBackAndExplainSaysWhy) {
+  auto r = argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals",
+                  "duration,inst_mix,barrier_inst,op_latency", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["argus_query_plan"], 1);
+  EXPECT_EQ(doc["region"], "mainloop");
+  EXPECT_EQ(doc["collections"].size(), 3u);
+  auto text = argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals",
+                     "duration,inst_mix", "--explain"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("why collections are in separate runs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("patches_binary"), std::string::npos) << text.out;
+  auto dot = argus(
+      {"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals", "duration", "--dot"});
+  ASSERT_EQ(dot.exitCode, 0) << dot.err;
+  EXPECT_TRUE(dot.out.starts_with("digraph")) << dot.out;
+}
+
+TEST(CliPlan, BadQueriesSayWhatExists) {
+  auto region =
+      argus({"plan", "--program", kGemmSpec, "--region", "main", "--signals", "duration"});
+  EXPECT_EQ(region.exitCode, 1);
+  EXPECT_NE(region.err.find("its regions are: mainloop"), std::string::npos) << region.err;
+  auto signal =
+      argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals", "speed"});
+  EXPECT_EQ(signal.exitCode, 1);
+  EXPECT_NE(signal.err.find("unknown signal `speed`; signals are:"), std::string::npos)
+      << signal.err;
+  auto scope = argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals",
+                      "duration", "--scope", "iter=9..2"});
+  EXPECT_EQ(scope.exitCode, 1);
+  EXPECT_NE(scope.err.find("is empty"), std::string::npos) << scope.err;
+  auto nothing = argus({"plan", "--region", "mainloop"});
+  EXPECT_EQ(nothing.exitCode, 1);
+  EXPECT_NE(nothing.err.find("give --program and --signals"), std::string::npos) << nothing.err;
+}
+
+TEST(CliPlan, QueryFromJsonFileEqualsFlags) {
+  auto dir = argus::makeTempDir("argus-cli-test");
+  ASSERT_TRUE(dir);
+  auto file = *dir / "q.json";
+  nlohmann::json q{{"program", kGemmSpec},
+                   {"region", "mainloop"},
+                   {"signals", {"duration"}},
+                   {"scope", "iter=0..3"}};
+  ASSERT_TRUE(argus::writeFile(file, q.dump()));
+  auto fromFile = argus({"plan", "--query", file.string(), "--json"});
+  auto fromFlags = argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals",
+                          "duration", "--scope", "iter=0..3", "--json"});
+  fs::remove_all(*dir);
+  ASSERT_EQ(fromFile.exitCode, 0) << fromFile.err;
+  ASSERT_EQ(fromFlags.exitCode, 0) << fromFlags.err;
+  EXPECT_EQ(fromFile.out, fromFlags.out);
+}
+
+TEST(CliRecipes, JsonListsEveryRecipe) {
+  auto r = argus({"recipes", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_GE(doc["recipes"].size(), 8u);
 }
 
 }  // namespace

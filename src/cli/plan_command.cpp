@@ -1,0 +1,107 @@
+// `argus plan`: the measurement plan a region query needs, without running it.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "argus/planner/planner.h"
+#include "argus/program/program.h"
+#include "argus/ptx/parser.h"
+#include "argus/support/process.h"
+#include "commands.h"
+
+namespace argus::cli {
+namespace {
+
+struct PlanOptions {
+  std::string queryFile;
+  std::string program, kernel, region, scope, signals, workspace;
+  std::string recipes;
+  bool json = false;
+  bool dot = false;
+  bool explain = false;
+};
+
+Result<query::Query> buildQuery(const PlanOptions& o) {
+  if (!o.queryFile.empty()) {
+    auto text = readFile(o.queryFile);
+    if (!text) return std::unexpected(text.error());
+    auto parsed = nlohmann::json::parse(*text, nullptr, false);
+    if (parsed.is_discarded()) return fail("query", fmt::format("{}: not valid JSON", o.queryFile));
+    auto q = query::queryFromJson(parsed);
+    if (!q) return std::unexpected(Error{"query", o.queryFile + ": " + q.error().message});
+    return q;
+  }
+  if (o.program.empty() || o.signals.empty())
+    return fail("query", "give --program and --signals (and usually --region), or --query FILE");
+  query::Query q;
+  q.program = o.program;
+  q.kernel = o.kernel;
+  q.region = o.region;
+  q.workspace = o.workspace;
+  auto scope = query::parseScope(o.scope);
+  if (!scope) return std::unexpected(scope.error());
+  q.scope = std::move(*scope);
+  auto signals = query::parseSignalList(o.signals);
+  if (!signals) return std::unexpected(signals.error());
+  q.signals = std::move(*signals);
+  return q;
+}
+
+int runPlan(const PlanOptions& o) {
+  auto q = buildQuery(o);
+  if (!q) return reportError(q.error());
+  auto catalog =
+      planner::RecipeCatalog::load(o.recipes.empty() ? planner::RecipeCatalog::defaultDirectory()
+                                                     : std::filesystem::path(o.recipes));
+  if (!catalog) return reportError(catalog.error());
+  auto source = program::loadTargetPtx(q->program);
+  if (!source) return reportError(source.error());
+  auto module = ptx::parseModule(source->text, source->displayName);
+  if (!module) return reportError(module.error());
+  auto regions = ptx::analyzeRegions(*module);
+  if (!regions) return reportError(regions.error());
+  planner::ProgramContext context{q->program, source->version, std::move(*regions)};
+  auto plan = planner::planQuery(*q, *catalog, context);
+  if (!plan) return reportError(plan.error());
+  if (o.json)
+    std::cout << planner::toJson(*plan).dump(2) << "\n";
+  else if (o.dot)
+    std::cout << plan->plan.toDot();
+  else
+    std::cout << planner::toText(*plan, o.explain);
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> addPlanCommands(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  auto* verb = app.add_subcommand(
+      "plan",
+      "Plan the compiles, runs and synthesis a region query needs (nothing runs).\n"
+      "Example: argus plan --program examples/tma_gemm/argus.yaml --region mainloop "
+      "--signals duration,inst_mix,op_latency --explain");
+  verb->add_option("--query", o->queryFile,
+                   "Query as a JSON file (fields program, kernel, "
+                   "region, scope, signals, workspace)");
+  verb->add_option("--program", o->program, "Program spec (argus.yaml), .cu or .ptx");
+  verb->add_option("--kernel", o->kernel, "Kernel name (default: the only kernel)");
+  verb->add_option("--region", o->region, "Region path (main/body) or ID; covers its subtree");
+  verb->add_option("--scope", o->scope,
+                   "Occurrences to measure: role, warp, warpgroup, iter, sm, cta, launch; "
+                   "e.g. role=producer,iter=0..7");
+  verb->add_option("--signals", o->signals, "Comma-separated signals (`argus recipes` lists them)");
+  verb->add_option("--workspace", o->workspace,
+                   "Workspace directory (default .argus beside the "
+                   "program)");
+  verb->add_option("--recipes", o->recipes, "Recipe directory (default: the shipped catalog)");
+  auto* json = verb->add_flag("--json", o->json, "The plan as JSON (schema argus_query_plan 1)");
+  auto* dot = verb->add_flag("--dot", o->dot, "The task graph as Graphviz DOT");
+  verb->add_flag("--explain", o->explain, "Say why each pair of collections runs separately");
+  json->excludes(dot);
+  return {Command{verb, [o] { return runPlan(*o); }}};
+}
+
+}  // namespace argus::cli
