@@ -12,10 +12,8 @@
 #include <thread>
 
 #include "argus/runtime/scheduler.h"
-#include "argus/support/process.h"
-#ifdef ARGUS_RUNTIME_HAS_WORKSPACE
 #include "argus/runtime/workspace_store.h"
-#endif
+#include "argus/support/process.h"
 
 using namespace argus::runtime;
 
@@ -129,7 +127,6 @@ int main(int argc, char** argv) {
       row(shape.name, "memory", "first", plan.size(), timeRun(registry, store, options, plan));
       row(shape.name, "memory", "memoized", plan.size(), timeRun(registry, store, options, plan));
     }
-#ifdef ARGUS_RUNTIME_HAS_WORKSPACE
     auto dir = argus::makeTempDir("argus-bench-ws");
     if (!dir) return 1;
     {
@@ -148,7 +145,6 @@ int main(int argc, char** argv) {
     }
     std::error_code ec;
     std::filesystem::remove_all(*dir, ec);
-#endif
   }
   return 0;
 }
