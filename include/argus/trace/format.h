@@ -1,0 +1,73 @@
+// The region-trace buffer: shared by the PTX trace-lowering pass (which emits the device code
+// that writes it), the injection library (which allocates, clears, installs and reads it back
+// around each launch) and the decoder (which turns it into occurrences).
+//
+// Layout in device memory: one TraceHeader, then `warpSlots * capacityPerWarp` TraceRecords.
+// Warp slot w = ctaLinearId * warpsPerCta + warpInCta; each warp appends to its own slot with a
+// per-warp counter kept in a register, so recording needs no atomics. A warp whose slot is full
+// adds 1 to `dropped` (one atomic, only on overflow) and records nothing more: overflow is
+// counted, never silent. The buffer is zeroed before every launch; a record is valid when
+// bit 31 of `meta` is set, so unused records decode as absent.
+//
+// The kernel finds the buffer through the module-scope variable kTraceSymbol, which the
+// injection library sets with cuModuleGetGlobal + a copy before the launch. When it is null
+// (an ordinary run without the injection library) the traced kernel records nothing.
+#pragma once
+
+#include <cstdint>
+
+namespace argus::trace {
+
+/// Name of the `.global .u64` variable that holds the device address of the TraceHeader.
+inline constexpr const char* kTraceSymbol = "__argus_trace";
+
+inline constexpr std::uint32_t kTraceMagic = 0x54475241u;  // "ARGT" little-endian
+inline constexpr std::uint32_t kTraceVersion = 1;
+
+/// What the record timestamps count.
+enum class TimeBase : std::uint32_t {
+  GlobalTimer = 0,  ///< %globaltimer, nanoseconds, comparable across SMs.
+  SmClock = 1,      ///< %clock64, SM cycles, comparable within one SM only.
+};
+
+/// 64 bytes at the start of the buffer. The host fills every field but `dropped` before launch.
+struct TraceHeader {
+  std::uint32_t magic = kTraceMagic;
+  std::uint32_t version = kTraceVersion;
+  std::uint32_t capacityPerWarp = 0;  ///< Records each warp slot can hold.
+  std::uint32_t warpSlots = 0;        ///< gridDim.x*y*z * warpsPerCta.
+  std::uint32_t warpsPerCta = 0;      ///< ceil(blockDim.x*y*z / 32).
+  std::uint32_t timeBase = 0;         ///< TimeBase the pass compiled in (set by the device code).
+  std::uint64_t dropped = 0;          ///< Records lost to full slots (device atomicAdd).
+  std::uint64_t reserved[5] = {};
+};
+static_assert(sizeof(TraceHeader) == 64);
+
+/// One region occurrence, written by the warp's leader lane with two 16-byte stores at `end`.
+struct TraceRecord {
+  std::uint64_t begin = 0;      ///< Timestamp at the begin marker (TimeBase units).
+  std::uint64_t end = 0;        ///< Timestamp at the end marker.
+  std::uint32_t meta = 0;       ///< bit 31 valid | bits 16..27 region index | bits 12..15 role
+                                ///< index (15 = none) | bits 0..7 SM id.
+  std::uint32_t cta = 0;        ///< Linear CTA id (x + y*gridDim.x + z*gridDim.x*gridDim.y).
+  std::uint32_t iteration = 0;  ///< Iteration coordinate, kNoIteration when the marker has none.
+  std::uint32_t warp = 0;       ///< Warp index within the CTA.
+};
+static_assert(sizeof(TraceRecord) == 32);
+
+inline constexpr std::uint32_t kValidBit = 1u << 31;
+inline constexpr std::uint32_t kNoIteration = 0xffffffffu;
+inline constexpr std::uint32_t kNoRole = 15;
+inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index.
+
+[[nodiscard]] constexpr std::uint32_t regionIndexOf(std::uint32_t meta) {
+  return (meta >> 16) & 0xfffu;
+}
+[[nodiscard]] constexpr std::uint32_t roleIndexOf(std::uint32_t meta) {
+  return (meta >> 12) & 0xfu;
+}
+[[nodiscard]] constexpr std::uint32_t smOf(std::uint32_t meta) {
+  return meta & 0xffu;
+}
+
+}  // namespace argus::trace
