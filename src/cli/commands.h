@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "argus/planner/planner.h"
+#include "argus/query/query.h"
 #include "argus/support/status.h"
 
 namespace argus::cli {
@@ -26,8 +28,31 @@ std::vector<Command> addPtxCommands(CLI::App& app);
 /// `argus recipes`
 std::vector<Command> addRecipesCommands(CLI::App& app);
 
+/// The query flags `plan` and `query` share.
+struct QueryOptions {
+  std::string queryFile;
+  std::string program, kernel, region, scope, signals, workspace;
+  std::string recipes;
+};
+/// Registers the shared query flags on a verb.
+void addQueryOptions(CLI::App& verb, QueryOptions& options);
+
+/// A query with its recipe catalog and plan, ready to run.
+struct PreparedQuery {
+  query::Query query;
+  planner::RecipeCatalog catalog;
+  planner::QueryPlan plan;
+};
+/// Builds the query (flags or --query FILE), loads recipes and the program's region structure,
+/// and plans it.
+Result<PreparedQuery> prepareQuery(const QueryOptions& options);
+
 /// `argus plan`
 std::vector<Command> addPlanCommands(CLI::App& app);
+/// `argus query`
+std::vector<Command> addQueryCommands(CLI::App& app);
+/// `argus build`
+std::vector<Command> addBuildCommands(CLI::App& app);
 
 /// `argus ws list|show|gc|fork`. Ids print and parse with a one-letter table prefix:
 /// v12 = version, a34 = artifact, t56 = task, r7 = run.

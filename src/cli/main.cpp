@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   std::vector<argus::cli::Command> commands;
   for (auto&& add :
        {argus::cli::addRegionsCommands, argus::cli::addPtxCommands, argus::cli::addRecipesCommands,
-        argus::cli::addPlanCommands, argus::cli::addWorkspaceCommands})
+        argus::cli::addPlanCommands, argus::cli::addQueryCommands, argus::cli::addBuildCommands,
+        argus::cli::addWorkspaceCommands})
     for (auto& command : add(app)) commands.push_back(std::move(command));
 
   CLI11_PARSE(app, argc, argv);

@@ -15,15 +15,13 @@ namespace argus::cli {
 namespace {
 
 struct PlanOptions {
-  std::string queryFile;
-  std::string program, kernel, region, scope, signals, workspace;
-  std::string recipes;
+  QueryOptions query;
   bool json = false;
   bool dot = false;
   bool explain = false;
 };
 
-Result<query::Query> buildQuery(const PlanOptions& o) {
+Result<query::Query> buildQuery(const QueryOptions& o) {
   if (!o.queryFile.empty()) {
     auto text = readFile(o.queryFile);
     if (!text) return std::unexpected(text.error());
@@ -50,31 +48,53 @@ Result<query::Query> buildQuery(const PlanOptions& o) {
 }
 
 int runPlan(const PlanOptions& o) {
-  auto q = buildQuery(o);
-  if (!q) return reportError(q.error());
-  auto catalog =
-      planner::RecipeCatalog::load(o.recipes.empty() ? planner::RecipeCatalog::defaultDirectory()
-                                                     : std::filesystem::path(o.recipes));
-  if (!catalog) return reportError(catalog.error());
-  auto source = program::loadTargetPtx(q->program);
-  if (!source) return reportError(source.error());
-  auto module = ptx::parseModule(source->text, source->displayName);
-  if (!module) return reportError(module.error());
-  auto regions = ptx::analyzeRegions(*module);
-  if (!regions) return reportError(regions.error());
-  planner::ProgramContext context{q->program, source->version, std::move(*regions)};
-  auto plan = planner::planQuery(*q, *catalog, context);
-  if (!plan) return reportError(plan.error());
+  auto prepared = prepareQuery(o.query);
+  if (!prepared) return reportError(prepared.error());
   if (o.json)
-    std::cout << planner::toJson(*plan).dump(2) << "\n";
+    std::cout << planner::toJson(prepared->plan).dump(2) << "\n";
   else if (o.dot)
-    std::cout << plan->plan.toDot();
+    std::cout << prepared->plan.plan.toDot();
   else
-    std::cout << planner::toText(*plan, o.explain);
+    std::cout << planner::toText(prepared->plan, o.explain);
   return 0;
 }
 
 }  // namespace
+
+Result<PreparedQuery> prepareQuery(const QueryOptions& o) {
+  auto q = buildQuery(o);
+  if (!q) return std::unexpected(q.error());
+  auto catalog =
+      planner::RecipeCatalog::load(o.recipes.empty() ? planner::RecipeCatalog::defaultDirectory()
+                                                     : std::filesystem::path(o.recipes));
+  if (!catalog) return std::unexpected(catalog.error());
+  auto source = program::loadTargetPtx(q->program);
+  if (!source) return std::unexpected(source.error());
+  auto module = ptx::parseModule(source->text, source->displayName);
+  if (!module) return std::unexpected(module.error());
+  auto regions = ptx::analyzeRegions(*module);
+  if (!regions) return std::unexpected(regions.error());
+  planner::ProgramContext context{q->program, source->version, std::move(*regions)};
+  auto plan = planner::planQuery(*q, *catalog, context);
+  if (!plan) return std::unexpected(plan.error());
+  return PreparedQuery{std::move(*q), std::move(*catalog), std::move(*plan)};
+}
+
+void addQueryOptions(CLI::App& verb, QueryOptions& o) {
+  verb.add_option("--query", o.queryFile,
+                  "Query as a JSON file (fields program, kernel, "
+                  "region, scope, signals, workspace)");
+  verb.add_option("--program", o.program, "Program spec (argus.yaml), .cu or .ptx");
+  verb.add_option("--kernel", o.kernel, "Kernel name (default: the only kernel)");
+  verb.add_option("--region", o.region, "Region path (main/body) or ID; covers its subtree");
+  verb.add_option("--scope", o.scope,
+                  "Occurrences to measure: role, warp, warpgroup, iter, sm, cta, launch; "
+                  "e.g. role=producer,iter=0..7");
+  verb.add_option("--signals", o.signals, "Comma-separated signals (`argus recipes` lists them)");
+  verb.add_option("--workspace", o.workspace,
+                  "Workspace directory (default .argus beside the program)");
+  verb.add_option("--recipes", o.recipes, "Recipe directory (default: the shipped catalog)");
+}
 
 std::vector<Command> addPlanCommands(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
@@ -83,20 +103,7 @@ std::vector<Command> addPlanCommands(CLI::App& app) {
       "Plan the compiles, runs and synthesis a region query needs (nothing runs).\n"
       "Example: argus plan --program examples/tma_gemm/argus.yaml --region mainloop "
       "--signals duration,inst_mix,op_latency --explain");
-  verb->add_option("--query", o->queryFile,
-                   "Query as a JSON file (fields program, kernel, "
-                   "region, scope, signals, workspace)");
-  verb->add_option("--program", o->program, "Program spec (argus.yaml), .cu or .ptx");
-  verb->add_option("--kernel", o->kernel, "Kernel name (default: the only kernel)");
-  verb->add_option("--region", o->region, "Region path (main/body) or ID; covers its subtree");
-  verb->add_option("--scope", o->scope,
-                   "Occurrences to measure: role, warp, warpgroup, iter, sm, cta, launch; "
-                   "e.g. role=producer,iter=0..7");
-  verb->add_option("--signals", o->signals, "Comma-separated signals (`argus recipes` lists them)");
-  verb->add_option("--workspace", o->workspace,
-                   "Workspace directory (default .argus beside the "
-                   "program)");
-  verb->add_option("--recipes", o->recipes, "Recipe directory (default: the shipped catalog)");
+  addQueryOptions(*verb, o->query);
   auto* json = verb->add_flag("--json", o->json, "The plan as JSON (schema argus_query_plan 1)");
   auto* dot = verb->add_flag("--dot", o->dot, "The task graph as Graphviz DOT");
   verb->add_flag("--explain", o->explain, "Say why each pair of collections runs separately");

@@ -33,6 +33,12 @@ std::string variantKey(const Recipe& recipe, const query::Scope& scope) {
   return recipe.variant;
 }
 
+/// Whether a variant's transforms lower markers to trace records (and so yield a trace map).
+bool tracesMarkers(const std::vector<std::string>& transforms) {
+  return std::find(transforms.begin(), transforms.end(), "lower_markers_to_trace") !=
+         transforms.end();
+}
+
 std::vector<Requirement> requirementsOf(const Recipe& recipe) {
   std::vector<Requirement> out;
   for (const auto& name : recipe.requirements)
@@ -156,6 +162,9 @@ class Builder {
       collect.executor = partitions[p].size() == 1 ? first.recipe->backend : "multi_backend";
       collect.config = {{"variant", first.variant}, {"collections", recipes}};
       collect.inputs = {InputBinding{"executable", first.build, "executable"}};
+      if (tracesMarkers(first.recipe->transforms))
+        collect.inputs.push_back(
+            InputBinding{"trace_map", "variant/" + first.variant, "trace_map"});
       collect.requirements.assign(requirements.begin(), requirements.end());
       collect.isolation.exclusiveDevice = exclusive;
       collect.isolation.group = collect.id;
@@ -240,9 +249,10 @@ class Builder {
     TaskDescriptor v = base("variant/" + variant);
     v.type = TaskType::Transform;
     v.executor = "ptx_pass";
-    v.config = {{"variant", variant}, {"transforms", recipe.transforms}};
+    v.config = {{"variant", variant}, {"transforms", recipe.transforms}, {"kernel", out_.kernel}};
     v.inputs = {InputBinding{"ptx", ptx, "ptx"}};
     v.outputs = {"ptx"};
+    if (tracesMarkers(recipe.transforms)) v.outputs.push_back("trace_map");
     (void)out_.plan.add(std::move(v));
     TaskDescriptor b = base(buildId);
     b.type = TaskType::Transform;
@@ -377,13 +387,12 @@ Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
       v.programVersion = plan.programVersion;
       v.region = plan.regionPath;
       v.scope = plan.query.scope.canonical();
-      v.config = {{"variant", key},
-                  {"transforms", {"insert_forced_wait", "lower_markers_to_trace"}},
-                  {"op", target.opId},
-                  {"kind", target.kind},
-                  {"iteration", iteration}};
+      v.config = {
+          {"variant", key},        {"transforms", {"insert_forced_wait", "lower_markers_to_trace"}},
+          {"kernel", plan.kernel}, {"op", target.opId},
+          {"kind", target.kind},   {"iteration", iteration}};
       v.inputs = {InputBinding{"ptx", "ptx", "ptx"}};
-      v.outputs = {"ptx"};
+      v.outputs = {"ptx", "trace_map"};
       TaskDescriptor b = v;
       b.id = "build/" + key;
       b.executor = "build_variant";
@@ -401,7 +410,8 @@ Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                      {"evidence", "probe_trace"}}}},
                   {"op", target.opId},
                   {"iteration", iteration}};
-      c.inputs = {InputBinding{"executable", b.id, "executable"}};
+      c.inputs = {InputBinding{"executable", b.id, "executable"},
+                  InputBinding{"trace_map", v.id, "trace_map"}};
       c.outputs = {"probe_trace"};
       c.requirements = {Requirement::Gpu};
       c.isolation.exclusiveDevice = true;  // each probe alone

@@ -1,5 +1,7 @@
 #include "argus/program/program.h"
 
+#include "argus/program/build.h"
+
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -73,8 +75,9 @@ Result<std::string> runNvccPtx(const std::vector<fs::path>& includeDirs,
     if (!f.starts_with("-gencode") && !f.starts_with("--generate-code") && !f.starts_with("-arch"))
       argv.push_back(f);
   argv.insert(argv.end(), {"-o", out.string(), source.string()});
-  auto run =
-      runProcess(argv, {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(600)});
+  auto run = runProcess(
+      argv,
+      {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(600), .environment = {}});
   std::string text;
   if (run && run->exitCode == 0) {
     auto read = readFile(out);
@@ -201,13 +204,7 @@ Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch
   if (ext == ".yaml" || ext == ".yml") {
     auto spec = loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
-    if (spec->sources.size() != 1)
-      return fail("program", fmt::format("{}: field `sources`: Argus handles one device source "
-                                         "per program so far; found {}",
-                                         spec->file.string(), spec->sources.size()));
-    std::vector<std::string> flags = spec->nvccFlags;
-    flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
-    auto text = runNvccPtx(spec->includeDirs, flags, spec->arch, spec->sources.front());
+    auto text = frontEndPtx(*spec, extraFlags);
     if (!text) return std::unexpected(text.error());
     // The program version covers the spec and every file it names.
     std::string material;
@@ -227,6 +224,17 @@ Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch
   return fail("program", fmt::format("`{}`: a target is a program spec (.yaml), a CUDA source "
                                      "(.cu) or PTX (.ptx)",
                                      target.string()));
+}
+
+Result<std::string> frontEndPtx(const ProgramSpec& spec,
+                                const std::vector<std::string>& extraFlags) {
+  if (spec.sources.size() != 1)
+    return fail("program", fmt::format("{}: field `sources`: Argus handles one device source "
+                                       "per program so far; found {}",
+                                       spec.file.string(), spec.sources.size()));
+  std::vector<std::string> flags = spec.nvccFlags;
+  flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
+  return runNvccPtx(spec.includeDirs, flags, spec.arch, spec.sources.front());
 }
 
 Result<const ptx::FunctionRegions*> findKernel(const std::vector<ptx::FunctionRegions>& functions,

@@ -57,8 +57,23 @@ Result<ProcessResult> runProcess(const std::vector<std::string>& argv,
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
+  // The child's environment: ours, with the requested variables set or replaced.
+  std::vector<std::string> envStrings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    std::string_view name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [key, value] : options.environment) replaced = replaced || key == name;
+    if (!replaced) envStrings.emplace_back(entry);
+  }
+  for (const auto& [key, value] : options.environment) envStrings.push_back(key + "=" + value);
+  std::vector<char*> cenv;
+  cenv.reserve(envStrings.size() + 1);
+  for (auto& e : envStrings) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  int rc = ::posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
     return fail("process", fmt::format("cannot start `{}`: {}", argv[0], std::strerror(rc)));

@@ -223,3 +223,44 @@ TEST(CliRecipes, JsonListsEveryRecipe) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliQuery, WithoutAGpuBuildsVariantsAndSaysWhatItSkipped) {
+  auto dir = argus::makeTempDir("argus-cli-query");
+  ASSERT_TRUE(dir);
+  std::vector<std::string> args{
+      ARGUS_BIN,  "query",     "--program", kGemmSpec,     "--region",
+      "mainloop", "--signals", "duration",  "--workspace", (*dir / "ws").string(),
+      "--json"};
+  argus::ProcessOptions options;
+  options.timeout = std::chrono::seconds(600);
+  options.environment = {{"ARGUS_DEVICES", ""}};  // as on a machine without a GPU
+  auto r = argus::runProcess(args, options);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->exitCode, 0) << r->err;
+  auto doc = nlohmann::json::parse(r->out);
+  EXPECT_EQ(doc["schema"], "argus.report/1");
+  EXPECT_EQ(doc["signals"]["duration"]["status"], "not collected");
+  EXPECT_NE(doc["signals"]["duration"]["reason"].get<std::string>().find("needs a GPU"),
+            std::string::npos);
+  EXPECT_EQ(doc["signals"]["duration"]["qualification"], "observed");
+  // The CPU part ran: PTX, the full-trace variant and its build.
+  EXPECT_EQ(doc["run"]["executed"], 3);
+  args.pop_back();
+  args.push_back("--require-gpu");
+  auto strict = argus::runProcess(args, options);
+  ASSERT_TRUE(strict);
+  EXPECT_EQ(strict->exitCode, 2) << strict->err;
+  EXPECT_NE(strict->err.find("--require-gpu"), std::string::npos) << strict->err;
+  fs::remove_all(*dir);
+}
+
+TEST(CliQuery, NeedsAProgramSpec) {
+  auto r = argus({"query", "--program", (kData / "regions" / "good_nested.cu").string(), "--region",
+                  "main", "--signals", "duration"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("needs a program spec"), std::string::npos) << r.err;
+}
+
+}  // namespace

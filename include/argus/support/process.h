@@ -20,8 +20,10 @@ struct ProcessResult {
 
 /// Options for runProcess.
 struct ProcessOptions {
-  std::optional<std::filesystem::path> workingDirectory;
-  std::optional<std::chrono::seconds> timeout;  ///< Killed (SIGKILL) when exceeded.
+  std::optional<std::filesystem::path> workingDirectory = {};
+  std::optional<std::chrono::seconds> timeout = {};  ///< Killed (SIGKILL) when exceeded.
+  /// Variables set (or replaced) in the child's environment; the rest is inherited.
+  std::vector<std::pair<std::string, std::string>> environment = {};
 };
 
 /// Runs argv[0] (looked up on PATH when it has no '/') with the given arguments and waits for it.

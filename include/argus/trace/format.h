@@ -9,6 +9,11 @@
 // counted, never silent. The buffer is zeroed before every launch; a record is valid when
 // bit 31 of `meta` is set, so unused records decode as absent.
 //
+// Launch files written by the injection library are compact by default: reserved[0] holds
+// kCompactMarker ("ARGC") and reserved[1] the number of records that follow, which are only the
+// valid records, slot by slot in append order. With ARGUS_TRACE_FULL=1 reserved[0] is 0 and
+// the whole buffer follows the header.
+//
 // The kernel finds the buffer through the module-scope variable kTraceSymbol, which the
 // injection library sets with cuModuleGetGlobal + a copy before the launch. When it is null
 // (an ordinary run without the injection library) the traced kernel records nothing.
@@ -23,6 +28,7 @@ inline constexpr const char* kTraceSymbol = "__argus_trace";
 
 inline constexpr std::uint32_t kTraceMagic = 0x54475241u;  // "ARGT" little-endian
 inline constexpr std::uint32_t kTraceVersion = 1;
+inline constexpr std::uint64_t kCompactMarker = 0x43475241u;  // "ARGC" little-endian
 
 /// What the record timestamps count.
 enum class TimeBase : std::uint32_t {
@@ -37,9 +43,9 @@ struct TraceHeader {
   std::uint32_t capacityPerWarp = 0;  ///< Records each warp slot can hold.
   std::uint32_t warpSlots = 0;        ///< gridDim.x*y*z * warpsPerCta.
   std::uint32_t warpsPerCta = 0;      ///< ceil(blockDim.x*y*z / 32).
-  std::uint32_t timeBase = 0;         ///< TimeBase the pass compiled in (set by the device code).
+  std::uint32_t timeBase = 0;         ///< Unused: the time base is recorded in the trace map.
   std::uint64_t dropped = 0;          ///< Records lost to full slots (device atomicAdd).
-  std::uint64_t reserved[5] = {};
+  std::uint64_t reserved[4] = {};
 };
 static_assert(sizeof(TraceHeader) == 64);
 

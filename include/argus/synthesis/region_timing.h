@@ -1,0 +1,29 @@
+// Synthesis of observed region timings from region-trace evidence.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "argus/query/scope.h"
+#include "argus/runtime/executor.h"
+#include "argus/support/status.h"
+
+namespace argus::synthesis {
+
+/// Decodes every traced launch of a trace bundle, keeps the occurrences of `regionPath`'s
+/// subtree (all regions when empty) that `scope` selects (the launch coordinate filters
+/// launches by their order, 0-based), and returns {"duration": ..., "occurrences": ...} JSON
+/// documents with per-region statistics and per-iteration, per-role and per-SM breakdowns.
+[[nodiscard]] Result<nlohmann::json> regionTiming(std::string_view bundleBytes,
+                                                  const std::string& regionPath,
+                                                  const query::Scope& scope);
+
+/// The Chrome/Perfetto timeline of every traced launch in a bundle (one process per SM).
+[[nodiscard]] Result<nlohmann::json> bundleTimeline(std::string_view bundleBytes);
+
+/// Registers the `region_timing` Synthesize executor (input `evidence`: a trace bundle; outputs
+/// `duration` and `occurrences`, JSON).
+void registerSynthesisExecutors(runtime::ExecutorRegistry& registry);
+
+}  // namespace argus::synthesis

@@ -1,0 +1,180 @@
+#include "argus/backends/compile.h"
+
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "argus/passes/transforms.h"
+#include "argus/ptx/parser.h"
+#include "argus/ptx/printer.h"
+#include "argus/query/scope.h"
+#include "argus/support/process.h"
+
+namespace argus::backends {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::Artifact;
+using runtime::TaskContext;
+using runtime::TaskOutputs;
+
+/// The context shared (read-only) by the three executors.
+using SharedContext = std::shared_ptr<const CompileContext>;
+
+std::string configString(const TaskContext& ctx, const char* key) {
+  const auto& config = ctx.task.config;
+  if (config.is_object() && config.contains(key) && config[key].is_string())
+    return config[key].get<std::string>();
+  return {};
+}
+
+Error taskError(const TaskContext& ctx, std::string_view executor, std::string message) {
+  return Error{std::string(executor), fmt::format("task `{}`: {}", ctx.task.id, message)};
+}
+
+Result<std::string> inputPtx(TaskContext& ctx, std::string_view executor) {
+  auto it = ctx.inputs.find("ptx");
+  if (it == ctx.inputs.end())
+    return std::unexpected(
+        taskError(ctx, executor, "has no input named `ptx`; bind the PTX task's `ptx` output"));
+  return it->second.read();
+}
+
+bool isSpec(const fs::path& path) {
+  return path.extension() == ".yaml" || path.extension() == ".yml";
+}
+
+Result<TaskOutputs> runNvccPtx(const CompileContext& context, TaskContext& ctx) {
+  std::string targetText = configString(ctx, "target");
+  fs::path target = targetText.empty() ? context.target : fs::path(targetText);
+  if (target.empty())
+    return std::unexpected(
+        taskError(ctx, "nvcc_ptx", "no target: set config.target or CompileContext::target"));
+  Result<std::string> text = std::unexpected(Error{});
+  // The registered spec is already loaded; other targets go through loadTargetPtx.
+  if (context.spec && isSpec(target) &&
+      fs::weakly_canonical(target) == fs::weakly_canonical(context.spec->file)) {
+    text = program::frontEndPtx(*context.spec);
+  } else {
+    auto loaded = program::loadTargetPtx(target, context.arch);
+    if (loaded)
+      text = std::move(loaded->text);
+    else
+      text = std::unexpected(loaded.error());
+  }
+  if (!text) {
+    ctx.log += text.error().text() + '\n';
+    return std::unexpected(text.error());
+  }
+  ctx.log += fmt::format("nvcc_ptx: {} bytes of PTX from {}\n", text->size(), target.string());
+  TaskOutputs out;
+  out.artifacts.emplace("ptx", Artifact::fromData(std::move(*text)));
+  return out;
+}
+
+Result<TaskOutputs> runPtxPass(TaskContext& ctx) {
+  constexpr std::string_view kName = "ptx_pass";
+  const auto& config = ctx.task.config;
+  if (!config.is_object() || !config.contains("transforms") || !config["transforms"].is_array())
+    return std::unexpected(taskError(
+        ctx, kName,
+        "config.transforms must be a list of transform names (e.g. [\"strip_markers\"])"));
+  std::vector<std::string> names;
+  for (const auto& n : config["transforms"]) {
+    if (!n.is_string())
+      return std::unexpected(taskError(ctx, kName, "config.transforms entries must be strings"));
+    names.push_back(n.get<std::string>());
+  }
+  auto text = inputPtx(ctx, kName);
+  if (!text) return std::unexpected(text.error());
+  const std::string variant = configString(ctx, "variant");
+  const std::string fileName = (variant.empty() ? ctx.task.id : variant) + ".ptx";
+  auto module = ptx::parseModule(*text, fileName);
+  if (!module) return std::unexpected(module.error());
+  auto scope = query::parseScope(ctx.task.scope);
+  if (!scope) return std::unexpected(scope.error());
+
+  passes::TransformOptions options;
+  options.scope = std::move(*scope);
+  options.kernel = configString(ctx, "kernel");
+  options.config = config;
+  auto result = passes::applyTransforms(*module, names, options);
+  if (!result) {
+    ctx.log += result.error().text() + '\n';
+    return std::unexpected(result.error());
+  }
+  ctx.log += fmt::format("ptx_pass: applied [{}]; statistics {}\n", fmt::join(names, ", "),
+                         result->statistics.dump());
+
+  TaskOutputs out;
+  out.artifacts.emplace("ptx", Artifact::fromData(ptx::printModule(*module)));
+  const bool declared = std::ranges::find(ctx.task.outputs, "trace_map") != ctx.task.outputs.end();
+  if (declared || !result->traceMap.empty())
+    out.artifacts.emplace("trace_map",
+                          Artifact::fromData(runtime::canonicalJson(result->traceMap)));
+  return out;
+}
+
+Result<TaskOutputs> runBuildVariant(const CompileContext& context, TaskContext& ctx) {
+  constexpr std::string_view kName = "build_variant";
+  if (!context.spec)
+    return std::unexpected(taskError(
+        ctx, kName,
+        fmt::format("`{}` is not a program spec; building a variant needs an argus.yaml that names "
+                    "the host sources and how to link",
+                    context.target.string())));
+  auto text = inputPtx(ctx, kName);
+  if (!text) return std::unexpected(text.error());
+  program::BuildOptions options = context.build;
+  options.cancelled = [&ctx] { return ctx.cancelled() || ctx.expired(); };
+  auto built = program::buildWithPtx(*context.spec, *text, ctx.taskDir, options);
+  if (!built) {
+    if (auto log = readFile(ctx.taskDir / "build.log")) ctx.log += *log;
+    if (ctx.expired()) ctx.timedOut = true;
+    return std::unexpected(built.error());
+  }
+  ctx.log += built->log();
+  TaskOutputs out;
+  auto executable = Artifact::fromFile(built->executable);
+  if (!executable) return std::unexpected(executable.error());
+  auto cubin = Artifact::fromFile(built->cubin);
+  if (!cubin) return std::unexpected(cubin.error());
+  out.artifacts.emplace("executable", std::move(*executable));
+  out.artifacts.emplace("cubin", std::move(*cubin));
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(CompileContext context) {
+  if (!context.spec && isSpec(context.target)) {
+    auto spec = program::loadProgramSpec(context.target);
+    if (!spec) return std::unexpected(spec.error());
+    context.spec = std::move(*spec);
+  }
+  auto shared = std::make_shared<const CompileContext>(std::move(context));
+  std::vector<runtime::ExecutorRecord> records;
+  records.push_back({"nvcc_ptx", "front-end PTX of the program (nvcc -ptx -lineinfo)",
+                     std::make_shared<runtime::FunctionExecutor>(
+                         [shared](TaskContext& ctx) { return runNvccPtx(*shared, ctx); })});
+  records.push_back({"ptx_pass", "applies config.transforms (Argus PTX passes) to the input PTX",
+                     std::make_shared<runtime::FunctionExecutor>(
+                         [](TaskContext& ctx) { return runPtxPass(ctx); })});
+  records.push_back({"build_variant",
+                     "builds the program with the input PTX substituted before ptxas",
+                     std::make_shared<runtime::FunctionExecutor>(
+                         [shared](TaskContext& ctx) { return runBuildVariant(*shared, ctx); })});
+  return records;
+}
+
+Result<void> registerCompileExecutors(runtime::ExecutorRegistry& registry, CompileContext context) {
+  auto records = compileExecutorRecords(std::move(context));
+  if (!records) return std::unexpected(records.error());
+  for (auto& record : *records)
+    if (auto added = registry.add(std::move(record)); !added) return added;
+  return {};
+}
+
+}  // namespace argus::backends

@@ -1,0 +1,564 @@
+// libargus_inject.so: the CUDA injection library that runs Argus's traced variants.
+//
+// The CUDA driver loads it when CUDA_INJECTION64_PATH names it and calls InitializeInjection()
+// during cuInit. It subscribes to CUPTI callbacks for every kernel-launch entry point of the
+// driver API (the runtime launches through these too). For each launch:
+//   API enter: find the module-scope `__argus_trace` variable of the launched function's module
+//     (cached per context and function). When there is one, size a device buffer from the grid
+//     and block (argus/trace/format.h), reuse or grow the context's buffer, zero it, write the
+//     header, store the buffer's address into the variable and synchronize the context, so the
+//     set-up is complete whichever stream the kernel runs on.
+//   API exit: synchronize the context, read the header and records back, reset the variable to
+//     0 (a later launch that bypasses us records nothing instead of writing a stale buffer), and
+//     write launch-<seq>.bin plus a line in launches.jsonl (trace_file.h).
+// Launches of functions without the variable only get their launches.jsonl line. Kernel GPU
+// start/end times come from CUPTI's kernel activity records into kernels.jsonl: they are the
+// kernel durations to compare across variants, because the set-up above sits between a host
+// program's own timing events and the kernel.
+//
+// Environment:
+//   ARGUS_TRACE_DIR           output folder (created); unset: say so once, trace nothing.
+//   ARGUS_TRACE_CAPACITY      records per warp slot (default 256).
+//   ARGUS_TRACE_MAX_BYTES     largest buffer per launch (default 4 GiB); larger launches are not
+//                             traced (noted in launches.jsonl).
+//   ARGUS_TRACE_FULL=1        write the whole buffer instead of the compact form.
+//   ARGUS_TRACE_MAX_FILES     write launch files for the first N traced launches only; later
+//                             ones are still traced and counted in launches.jsonl (benchmarks).
+//   ARGUS_TRACE_KERNEL_TIMES=0  no CUPTI kernel activity (kernels.jsonl).
+//   ARGUS_TRACE_VERBOSE=1     one stderr line per launch.
+//   ARGUS_CUPTI_LIB           path of libcupti.so when the loader cannot find it.
+//
+// Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
+// program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
+// a stream is capturing) are not traced. Output files assume one traced process per folder
+// (InitializeInjection truncates launches.jsonl, kernels.jsonl and errors.txt).
+#include <argus/trace/format.h>
+
+#include "trace_file.h"
+#include "vendor_api.h"
+
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace argus::inject {
+namespace {
+
+struct SymbolInfo {
+  CUdeviceptr address = 0;  ///< 0: the function's module has no trace variable.
+  std::string module;       ///< Handle, hex.
+  std::string lookup;
+};
+
+struct DeviceBuffer {
+  CUdeviceptr address = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// Launch state carried from API enter to API exit on one thread.
+struct PendingLaunch {
+  bool active = false;
+  LaunchLine line;
+  CUdeviceptr symbol = 0;
+  CUdeviceptr buffer = 0;
+  TraceGeometry geometry;
+  std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
+};
+
+struct State {
+  std::filesystem::path dir;
+  std::uint32_t capacity = 256;
+  std::uint64_t maxBytes = 4ull << 30;
+  bool compact = true;
+  bool verbose = false;
+  std::uint64_t maxFiles = ~0ull;
+  std::uint64_t filesWritten = 0;
+  CUpti_SubscriberHandle subscriber = nullptr;
+
+  std::mutex launchMutex;  ///< Held from enter to exit of a traced launch.
+  /// Guards everything below; recursive because CUPTI may call back inside driver calls.
+  std::recursive_mutex mutex;
+  std::uint64_t nextSeq = 0;
+  std::map<std::pair<CUcontext, CUfunction>, SymbolInfo> symbols;
+  std::map<CUcontext, DeviceBuffer> buffers;
+  std::map<std::uint32_t, std::uint64_t> seqOfCorrelation;
+};
+
+State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
+thread_local PendingLaunch tPending;
+thread_local bool tInCallback = false;
+
+std::string hex(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+void appendLine(const std::filesystem::path& file, const std::string& line) {
+  std::ofstream out(file, std::ios::app);
+  out << line << '\n';
+}
+
+void reportError(const std::string& message) {
+  std::fprintf(stderr, "argus-inject: %s\n", message.c_str());
+  if (gState != nullptr && !gState->dir.empty()) {
+    appendLine(gState->dir / "errors.txt", "argus-inject: " + message);
+  }
+}
+
+bool check(CUresult status, const char* what) {
+  if (status == CUDA_SUCCESS) return true;
+  reportError(std::string(what) + " failed: " + vendor().describe(status));
+  return false;
+}
+
+bool check(CUptiResult status, const char* what) {
+  if (status == CUPTI_SUCCESS) return true;
+  reportError(std::string(what) + " failed: " + vendor().describe(status));
+  return false;
+}
+
+std::string functionName(CUfunction f) {
+  const VendorApi& api = vendor();
+  const char* name = nullptr;
+  if (api.cuFuncGetName != nullptr && api.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) {
+    return name;
+  }
+  if (api.cuKernelGetName != nullptr &&
+      api.cuKernelGetName(&name, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && name) {
+    return name;
+  }
+  return "";
+}
+
+/// Finds `__argus_trace` for `f`: through its module, through the context's function when `f` is
+/// a context-less CUkernel (what cudart 12+ launches), or through the CUkernel's library.
+SymbolInfo findSymbol(CUfunction f) {
+  const VendorApi& api = vendor();
+  const char* symbol = trace::kTraceSymbol;
+  SymbolInfo info;
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  auto fromModule = [&](CUfunction fn, const char* how) {
+    CUmodule module = nullptr;
+    if (api.cuFuncGetModule == nullptr || api.cuFuncGetModule(&module, fn) != CUDA_SUCCESS ||
+        module == nullptr) {
+      return false;
+    }
+    info.module = hex(module);
+    info.lookup = how;
+    if (api.cuModuleGetGlobal(&address, &bytes, module, symbol) != CUDA_SUCCESS) return false;
+    return true;
+  };
+  bool found = fromModule(f, "module");
+  if (!found && info.module.empty() && api.cuKernelGetFunction != nullptr) {
+    CUfunction contextFunction = nullptr;
+    if (api.cuKernelGetFunction(&contextFunction, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS &&
+        contextFunction != nullptr) {
+      found = fromModule(contextFunction, "kernel_function");
+    }
+  }
+  if (!found && info.module.empty() && api.cuKernelGetLibrary != nullptr &&
+      api.cuLibraryGetGlobal != nullptr) {
+    CUlibrary library = nullptr;
+    if (api.cuKernelGetLibrary(&library, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS &&
+        library != nullptr) {
+      info.module = hex(library);
+      info.lookup = "library";
+      found = api.cuLibraryGetGlobal(&address, &bytes, library, symbol) == CUDA_SUCCESS;
+    }
+  }
+  if (found && bytes < sizeof(std::uint64_t)) {
+    reportError(std::string(symbol) + " in module " + info.module + " has " +
+                std::to_string(bytes) + " bytes, expected 8; not traced");
+    found = false;
+  }
+  info.address = found ? address : 0;
+  return info;
+}
+
+/// Returns the context's buffer with at least `bytes`, growing it when needed; 0 on failure.
+CUdeviceptr bufferFor(CUcontext context, std::uint64_t bytes) {
+  DeviceBuffer& buffer = gState->buffers[context];
+  if (buffer.bytes >= bytes) return buffer.address;
+  const VendorApi& api = vendor();
+  if (buffer.address != 0) api.cuMemFree(buffer.address);
+  buffer = {};
+  CUdeviceptr address = 0;
+  if (!check(api.cuMemAlloc(&address, bytes), "cuMemAlloc (trace buffer)")) return 0;
+  buffer = {address, bytes};
+  return address;
+}
+
+void setSymbol(CUdeviceptr symbol, std::uint64_t value) {
+  check(vendor().cuMemcpyHtoD(symbol, &value, sizeof value), "cuMemcpyHtoD (__argus_trace)");
+}
+
+struct LaunchArgs {
+  const char* api = "";
+  CUfunction f = nullptr;
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint32_t block[3] = {0, 0, 0};
+  CUstream stream = nullptr;
+};
+
+bool launchArgs(CUpti_CallbackId cbid, const void* params, LaunchArgs& out) {
+  auto classic = [&](const auto* p, const char* api) {
+    out.api = api;
+    out.f = p->f;
+    out.grid[0] = p->gridDimX, out.grid[1] = p->gridDimY, out.grid[2] = p->gridDimZ;
+    out.block[0] = p->blockDimX, out.block[1] = p->blockDimY, out.block[2] = p->blockDimZ;
+    out.stream = p->hStream;
+    return true;
+  };
+  auto extended = [&](const auto* p, const char* api) {
+    out.api = api;
+    out.f = p->f;
+    const CUlaunchConfig* c = p->config;
+    if (c == nullptr) return false;
+    out.grid[0] = c->gridDimX, out.grid[1] = c->gridDimY, out.grid[2] = c->gridDimZ;
+    out.block[0] = c->blockDimX, out.block[1] = c->blockDimY, out.block[2] = c->blockDimZ;
+    out.stream = c->hStream;
+    return true;
+  };
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return classic(static_cast<const cuLaunchKernel_params*>(params), "cuLaunchKernel");
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return classic(static_cast<const cuLaunchKernel_ptsz_params*>(params), "cuLaunchKernel_ptsz");
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      return classic(static_cast<const cuLaunchCooperativeKernel_params*>(params),
+                     "cuLaunchCooperativeKernel");
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return classic(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params),
+                     "cuLaunchCooperativeKernel_ptsz");
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      return extended(static_cast<const cuLaunchKernelEx_params*>(params), "cuLaunchKernelEx");
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return extended(static_cast<const cuLaunchKernelEx_ptsz_params*>(params),
+                      "cuLaunchKernelEx_ptsz");
+    default:
+      return false;
+  }
+}
+
+constexpr CUpti_CallbackId kLaunchCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+
+void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
+  const VendorApi& api = vendor();
+  PendingLaunch& p = tPending;
+  p = PendingLaunch{};
+  p.active = true;
+  p.line.api = args.api;
+  p.line.kernel = functionName(args.f);
+  std::memcpy(p.line.grid, args.grid, sizeof args.grid);
+  std::memcpy(p.line.block, args.block, sizeof args.block);
+  p.line.correlation = cb->correlationId;
+
+  CUcontext context = cb->context;
+  if (context == nullptr) api.cuCtxGetCurrent(&context);
+  SymbolInfo info;
+  {
+    std::lock_guard lock(gState->mutex);
+    p.line.seq = gState->nextSeq++;
+    gState->seqOfCorrelation[cb->correlationId] = p.line.seq;
+    auto it = gState->symbols.find({context, args.f});
+    if (it == gState->symbols.end()) {
+      it = gState->symbols.emplace(std::pair{context, args.f}, findSymbol(args.f)).first;
+    }
+    info = it->second;
+  }
+  p.line.module = info.module;
+  p.line.lookup = info.lookup;
+  if (info.address == 0) return;
+
+  if (api.cuStreamIsCapturing != nullptr) {
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (api.cuStreamIsCapturing(args.stream, &capture) == CUDA_SUCCESS &&
+        capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+      p.line.note = "stream is capturing a graph: not traced";
+      return;
+    }
+  }
+  const auto geometry = traceGeometry(args.grid, args.block, gState->capacity, gState->maxBytes);
+  p.hold = std::unique_lock(gState->launchMutex);
+  if (!geometry) {
+    p.line.note = "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
+    setSymbol(info.address, 0);
+    return;
+  }
+  CUdeviceptr buffer = 0;
+  {
+    std::lock_guard lock(gState->mutex);
+    buffer = bufferFor(context, geometry->bytes);
+  }
+  const trace::TraceHeader header = initialHeader(*geometry);
+  const std::uint64_t bufferAddress = buffer;
+  const bool ready =
+      buffer != 0 && check(api.cuMemsetD8(buffer, 0, geometry->bytes), "cuMemsetD8 (trace)") &&
+      check(api.cuMemcpyHtoD(buffer, &header, sizeof header), "cuMemcpyHtoD (trace header)") &&
+      check(api.cuMemcpyHtoD(info.address, &bufferAddress, sizeof bufferAddress),
+            "cuMemcpyHtoD (__argus_trace)") &&
+      check(api.cuCtxSynchronize(), "cuCtxSynchronize (before launch)");
+  if (!ready) {
+    p.line.note = "trace set-up failed (errors.txt): not traced";
+    setSymbol(info.address, 0);
+    return;
+  }
+  p.symbol = info.address;
+  p.buffer = buffer;
+  p.geometry = *geometry;
+  p.line.traced = true;
+  p.line.capacityPerWarp = geometry->capacityPerWarp;
+  p.line.warpSlots = geometry->warpSlots;
+}
+
+void onLaunchExit(const CUpti_CallbackData* cb) {
+  const VendorApi& api = vendor();
+  PendingLaunch& p = tPending;
+  if (!p.active) return;
+  p.active = false;
+  const CUresult launched = cb->functionReturnValue != nullptr
+                                ? *static_cast<const CUresult*>(cb->functionReturnValue)
+                                : CUDA_SUCCESS;
+  if (p.line.traced) {
+    bool ok = launched == CUDA_SUCCESS;
+    if (!ok) p.line.note = "launch failed: " + api.describe(launched);
+    ok = ok && check(api.cuCtxSynchronize(), "cuCtxSynchronize (after traced launch)");
+    trace::TraceHeader header;
+    std::vector<trace::TraceRecord> records;
+    if (ok) {
+      const std::uint64_t count = std::uint64_t{p.geometry.warpSlots} * p.geometry.capacityPerWarp;
+      records.resize(count);
+      ok = check(api.cuMemcpyDtoH(&header, p.buffer, sizeof header), "cuMemcpyDtoH (header)") &&
+           check(api.cuMemcpyDtoH(records.data(), p.buffer + sizeof header,
+                                  count * sizeof(trace::TraceRecord)),
+                 "cuMemcpyDtoH (records)");
+    }
+    setSymbol(p.symbol, 0);
+    if (ok && (header.magic != trace::kTraceMagic || header.warpSlots != p.geometry.warpSlots ||
+               header.capacityPerWarp != p.geometry.capacityPerWarp)) {
+      reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel +
+                  "): the device overwrote the trace header; records kept as read");
+      p.line.note = "trace header overwritten by the device";
+    }
+    if (ok) {
+      std::uint64_t valid = 0;
+      const std::string bytes = launchFileBytes(header, records, gState->compact, &valid);
+      if (gState->filesWritten < gState->maxFiles) {
+        ++gState->filesWritten;
+        p.line.file = "launch-" + std::to_string(p.line.seq) + ".bin";
+        std::ofstream out(gState->dir / p.line.file, std::ios::binary);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        if (!out) reportError("cannot write " + (gState->dir / p.line.file).string());
+      } else {
+        p.line.note = "ARGUS_TRACE_MAX_FILES reached: no launch file";
+      }
+      p.line.records = valid;
+      p.line.dropped = header.dropped;
+    } else {
+      p.line.traced = false;
+      if (p.line.note.empty()) p.line.note = "trace read-back failed (errors.txt)";
+    }
+  }
+  if (p.hold.owns_lock()) p.hold.unlock();
+  const std::string text = launchLine(p.line);
+  {
+    std::lock_guard lock(gState->mutex);
+    appendLine(gState->dir / "launches.jsonl", text);
+  }
+  if (gState->verbose) std::fprintf(stderr, "argus-inject: %s\n", text.c_str());
+}
+
+void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
+  std::lock_guard lock(gState->mutex);
+  if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+    // The callback names no CUmodule handle: forget every lookup, they are redone on demand.
+    gState->symbols.clear();
+  } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    const CUcontext context = data->context;
+    std::erase_if(gState->symbols, [&](const auto& entry) { return entry.first.first == context; });
+    if (auto it = gState->buffers.find(context); it != gState->buffers.end()) {
+      if (it->second.address != 0) vendor().cuMemFree(it->second.address);
+      gState->buffers.erase(it);
+    }
+  }
+}
+
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         const void* data) {
+  if (gState == nullptr || tInCallback) return;
+  tInCallback = true;
+  try {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+      if (cb->callbackSite == CUPTI_API_ENTER) {
+        LaunchArgs args;
+        if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
+      } else {
+        onLaunchExit(cb);
+      }
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
+    }
+  } catch (const std::exception& e) {
+    reportError(std::string("callback: ") + e.what());
+  } catch (...) {
+    reportError("callback: unknown exception");
+  }
+  tInCallback = false;
+}
+
+// ---- CUPTI kernel activity: GPU start/end of every kernel -> kernels.jsonl ------------------
+
+constexpr size_t kActivityBufferBytes = 4u << 20;
+
+void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBufferBytes));
+  *size = *buffer != nullptr ? kActivityBufferBytes : 0;
+  *maxNumRecords = 0;
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
+  if (gState != nullptr && buffer != nullptr && validSize > 0) {
+    std::string lines;
+    CUpti_Activity* record = nullptr;
+    while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+          record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
+        continue;
+      }
+      // start/end/correlationId/name sit at the same offsets in every CUpti_ActivityKernelN.
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      std::int64_t seq = -1;
+      {
+        std::lock_guard lock(gState->mutex);
+        if (auto it = gState->seqOfCorrelation.find(k->correlationId);
+            it != gState->seqOfCorrelation.end()) {
+          seq = static_cast<std::int64_t>(it->second);
+          gState->seqOfCorrelation.erase(it);
+        }
+      }
+      lines += "{\"seq\":" + std::to_string(seq) +
+               ",\"correlation\":" + std::to_string(k->correlationId) +
+               ",\"kernel\":" + jsonString(k->name ? k->name : "") +
+               ",\"start_ns\":" + std::to_string(k->start) +
+               ",\"end_ns\":" + std::to_string(k->end) +
+               ",\"duration_ns\":" + std::to_string(k->end - k->start) + "}\n";
+    }
+    std::lock_guard lock(gState->mutex);
+    std::ofstream(gState->dir / "kernels.jsonl", std::ios::app) << lines;
+  }
+  std::free(buffer);
+}
+
+void flushActivity() {
+  if (gState != nullptr && vendor().cuptiActivityFlushAll != nullptr) {
+    vendor().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
+}
+
+int initialize() {
+  const char* dirText = std::getenv("ARGUS_TRACE_DIR");
+  if (dirText == nullptr || *dirText == '\0') {
+    std::fprintf(stderr, "argus-inject: ARGUS_TRACE_DIR is not set; tracing nothing\n");
+    return 1;
+  }
+  auto* state = new State;
+  state->dir = dirText;
+  std::error_code ec;
+  std::filesystem::create_directories(state->dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "argus-inject: cannot create %s: %s; tracing nothing\n", dirText,
+                 ec.message().c_str());
+    delete state;
+    return 1;
+  }
+  for (const char* name : {"launches.jsonl", "kernels.jsonl", "errors.txt"}) {
+    std::ofstream(state->dir / name, std::ios::trunc);
+  }
+  state->capacity = static_cast<std::uint32_t>(envNumber("ARGUS_TRACE_CAPACITY", 256));
+  if (state->capacity == 0) state->capacity = 256;
+  state->maxBytes = envNumber("ARGUS_TRACE_MAX_BYTES", 4ull << 30);
+  state->compact = envNumber("ARGUS_TRACE_FULL", 0) == 0;
+  state->verbose = envNumber("ARGUS_TRACE_VERBOSE", 0) != 0;
+  state->maxFiles = envNumber("ARGUS_TRACE_MAX_FILES", ~0ull);
+  gState = state;
+
+  VendorApi& api = vendor();
+  if (const std::string problem = api.load(); !problem.empty()) {
+    reportError(problem + "; tracing nothing");
+    gState = nullptr;
+    return 1;
+  }
+  if (!check(api.cuptiSubscribe(&state->subscriber, onCallback, nullptr), "cuptiSubscribe")) {
+    reportError("tracing nothing (another CUPTI subscriber, e.g. a profiler, may be attached)");
+    gState = nullptr;
+    return 1;
+  }
+  bool ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_RESOURCE),
+                  "cuptiEnableDomain (resource)");
+  for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
+    ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+               "cuptiEnableCallback (launch)") &&
+         ok;
+  }
+  if (!ok) {
+    api.cuptiUnsubscribe(state->subscriber);
+    gState = nullptr;
+    reportError("tracing nothing");
+    return 1;
+  }
+  if (envNumber("ARGUS_TRACE_KERNEL_TIMES", 1) != 0) {
+    if (api.cuptiActivityRegisterCallbacks == nullptr || api.cuptiActivityEnable == nullptr ||
+        api.cuptiActivityGetNextRecord == nullptr) {
+      reportError("CUPTI activity API unavailable: no kernels.jsonl");
+    } else if (check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
+                     "cuptiActivityRegisterCallbacks") &&
+               check(api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                     "cuptiActivityEnable (kernels)")) {
+      std::atexit(flushActivity);
+    }
+  }
+  if (state->verbose) {
+    std::fprintf(stderr, "argus-inject: tracing into %s (capacity %u records/warp, CUPTI %s)\n",
+                 dirText, state->capacity, api.cuptiPath.c_str());
+  }
+  return 1;
+}
+
+}  // namespace
+}  // namespace argus::inject
+
+/// Called by the CUDA driver (CUDA_INJECTION64_PATH) during cuInit. Always returns 1: a problem
+/// disables tracing and is reported, it never fails the program's CUDA initialisation.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  static std::once_flag once;
+  static int result = 1;
+  std::call_once(once, [] {
+    try {
+      result = argus::inject::initialize();
+    } catch (...) {
+      std::fprintf(stderr, "argus-inject: initialisation failed; tracing nothing\n");
+    }
+  });
+  return result;
+}

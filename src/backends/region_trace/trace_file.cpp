@@ -1,0 +1,141 @@
+#include "trace_file.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace argus::inject {
+
+std::optional<TraceGeometry> traceGeometry(const std::uint32_t grid[3],
+                                           const std::uint32_t block[3],
+                                           std::uint32_t capacityPerWarp, std::uint64_t maxBytes) {
+  const std::uint64_t threads = std::uint64_t{block[0]} * block[1] * block[2];
+  const std::uint64_t ctas = std::uint64_t{grid[0]} * grid[1] * grid[2];
+  const std::uint64_t warpsPerCta = (threads + 31) / 32;
+  // ctas <= 2^32 * 2^16 * 2^16 and warpsPerCta <= 32: the product fits in 64 bits.
+  const std::uint64_t slots = ctas * warpsPerCta;
+  constexpr auto kMax32 = std::numeric_limits<std::uint32_t>::max();
+  if (threads == 0 || ctas == 0 || capacityPerWarp == 0 || slots > kMax32) return std::nullopt;
+  const std::uint64_t records = slots * capacityPerWarp;  // < 2^64: both factors < 2^32
+  if (records > (std::numeric_limits<std::uint64_t>::max() - sizeof(trace::TraceHeader)) /
+                    sizeof(trace::TraceRecord)) {
+    return std::nullopt;
+  }
+  const std::uint64_t bytes = sizeof(trace::TraceHeader) + records * sizeof(trace::TraceRecord);
+  if (bytes > maxBytes) return std::nullopt;
+  return TraceGeometry{static_cast<std::uint32_t>(warpsPerCta), static_cast<std::uint32_t>(slots),
+                       capacityPerWarp, bytes};
+}
+
+trace::TraceHeader initialHeader(const TraceGeometry& geometry) {
+  trace::TraceHeader header;
+  header.capacityPerWarp = geometry.capacityPerWarp;
+  header.warpSlots = geometry.warpSlots;
+  header.warpsPerCta = geometry.warpsPerCta;
+  return header;
+}
+
+std::vector<trace::TraceRecord> compactRecords(std::span<const trace::TraceRecord> records,
+                                               std::uint32_t warpSlots,
+                                               std::uint32_t capacityPerWarp) {
+  std::vector<trace::TraceRecord> out;
+  const std::uint64_t total = std::uint64_t{warpSlots} * capacityPerWarp;
+  const std::uint64_t n = total < records.size() ? total : records.size();
+  // Slot-major order is the buffer order, so one pass keeps slot order and append order.
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if ((records[i].meta & trace::kValidBit) != 0) out.push_back(records[i]);
+  }
+  return out;
+}
+
+std::string launchFileBytes(trace::TraceHeader header, std::span<const trace::TraceRecord> records,
+                            bool compact, std::uint64_t* validRecords) {
+  std::vector<trace::TraceRecord> kept;
+  std::span<const trace::TraceRecord> body = records;
+  if (compact) {
+    kept = compactRecords(records, header.warpSlots, header.capacityPerWarp);
+    body = kept;
+    header.reserved[0] = kCompactTraceFile;
+    header.reserved[1] = kept.size();
+    if (validRecords != nullptr) *validRecords = kept.size();
+  } else {
+    header.reserved[0] = 0;
+    header.reserved[1] = 0;
+    if (validRecords != nullptr) {
+      *validRecords = compactRecords(records, header.warpSlots, header.capacityPerWarp).size();
+    }
+  }
+  std::string bytes(sizeof header + body.size_bytes(), '\0');
+  std::memcpy(bytes.data(), &header, sizeof header);
+  if (!body.empty()) std::memcpy(bytes.data() + sizeof header, body.data(), body.size_bytes());
+  return bytes;
+}
+
+std::string jsonString(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+std::string dims(const std::uint32_t d[3]) {
+  return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
+}
+}  // namespace
+
+std::string launchLine(const LaunchLine& line) {
+  std::string out = "{\"seq\":" + std::to_string(line.seq);
+  out += ",\"api\":" + jsonString(line.api);
+  out += ",\"kernel\":" + jsonString(line.kernel);
+  out += ",\"grid\":" + dims(line.grid) + ",\"block\":" + dims(line.block);
+  out += ",\"traced\":" + std::string(line.traced ? "true" : "false");
+  out += ",\"records\":" + std::to_string(line.records);
+  out += ",\"dropped\":" + std::to_string(line.dropped);
+  if (line.traced) {
+    out += ",\"capacity_per_warp\":" + std::to_string(line.capacityPerWarp);
+    out += ",\"warp_slots\":" + std::to_string(line.warpSlots);
+  }
+  out += ",\"file\":" + (line.file.empty() ? std::string("null") : jsonString(line.file));
+  out += ",\"module\":" + (line.module.empty() ? std::string("null") : jsonString(line.module));
+  if (!line.lookup.empty()) out += ",\"lookup\":" + jsonString(line.lookup);
+  out += ",\"correlation\":" + std::to_string(line.correlation);
+  if (!line.note.empty()) out += ",\"note\":" + jsonString(line.note);
+  return out + "}";
+}
+
+std::uint64_t envNumber(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 0);
+  return (end != nullptr && *end == '\0') ? value : fallback;
+}
+
+}  // namespace argus::inject

@@ -1,0 +1,85 @@
+// The host side of the trace buffer that needs no GPU: buffer geometry for a launch, the header the
+// host writes before it, and the files written after it (so that all of it is unit-tested on CPU).
+//
+// Files in $ARGUS_TRACE_DIR, one traced launch each:
+//   launch-<seq>.bin   the TraceHeader, then records (argus/trace/format.h).
+//     Compact form (the default): header.reserved[0] == kCompactTraceFile and
+//       header.reserved[1] == number of records that follow; only valid records are kept, slot by
+//       slot in warp-slot order and, within a slot, in append order. header.dropped is the device's
+//       count.
+//     Full form (ARGUS_TRACE_FULL=1): header.reserved[0] == 0 and all warpSlots*capacityPerWarp
+//       records follow exactly as they were in device memory.
+//   launches.jsonl     one line per launch, traced or not (see launchLine).
+//   kernels.jsonl      CUPTI kernel activity: GPU start/end of every kernel (see inject.cpp).
+//   errors.txt         problems, also printed on stderr with the prefix "argus-inject:".
+#pragma once
+
+#include <argus/trace/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace argus::inject {
+
+/// header.reserved[0] of a compact launch file ("ARGC" little-endian).
+inline constexpr std::uint64_t kCompactTraceFile = trace::kCompactMarker;
+
+/// Device buffer shape of one launch.
+struct TraceGeometry {
+  std::uint32_t warpsPerCta = 0;
+  std::uint32_t warpSlots = 0;
+  std::uint32_t capacityPerWarp = 0;
+  std::uint64_t bytes = 0;  ///< Header plus every record.
+};
+
+/// Geometry for a grid/block and capacity; nullopt when the counts overflow 32 bits (the header's
+/// fields) or the buffer would exceed `maxBytes`.
+[[nodiscard]] std::optional<TraceGeometry> traceGeometry(const std::uint32_t grid[3],
+                                                         const std::uint32_t block[3],
+                                                         std::uint32_t capacityPerWarp,
+                                                         std::uint64_t maxBytes);
+
+/// The header the host installs before the launch (dropped = 0).
+[[nodiscard]] trace::TraceHeader initialHeader(const TraceGeometry& geometry);
+
+/// Valid records only, slot by slot (see the compact form above).
+[[nodiscard]] std::vector<trace::TraceRecord> compactRecords(
+    std::span<const trace::TraceRecord> records, std::uint32_t warpSlots,
+    std::uint32_t capacityPerWarp);
+
+/// The bytes of a launch file: `header` (with reserved[0..1] set for the chosen form) + records.
+[[nodiscard]] std::string launchFileBytes(trace::TraceHeader header,
+                                          std::span<const trace::TraceRecord> records, bool compact,
+                                          std::uint64_t* validRecords);
+
+/// JSON string literal (with quotes) for `text`.
+[[nodiscard]] std::string jsonString(std::string_view text);
+
+/// One launches.jsonl line (without the newline).
+struct LaunchLine {
+  std::uint64_t seq = 0;
+  std::string api;     ///< cuLaunchKernel, cuLaunchKernelEx, ...
+  std::string kernel;  ///< Name from cuFuncGetName/cuKernelGetName, "" when unknown.
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint32_t block[3] = {0, 0, 0};
+  bool traced = false;
+  std::uint64_t records = 0;  ///< Valid records read back.
+  std::uint64_t dropped = 0;  ///< header.dropped after the launch.
+  std::uint32_t capacityPerWarp = 0;
+  std::uint32_t warpSlots = 0;
+  std::string file;    ///< launch-<seq>.bin, "" when not traced.
+  std::string module;  ///< Module (or library) handle, hex; "" when unknown.
+  std::string lookup;  ///< How the trace symbol was found: module | kernel_function | library.
+  std::uint32_t correlation = 0;  ///< CUPTI correlation id of the launch call.
+  std::string note;               ///< Why a launch with the symbol was not traced, or an error.
+};
+[[nodiscard]] std::string launchLine(const LaunchLine& line);
+
+/// Reads an environment variable as an unsigned number; `fallback` when unset or malformed.
+[[nodiscard]] std::uint64_t envNumber(const char* name, std::uint64_t fallback);
+
+}  // namespace argus::inject

@@ -1,0 +1,143 @@
+#include "trace_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace argus::inject {
+namespace {
+
+using trace::TraceHeader;
+using trace::TraceRecord;
+
+TEST(TraceGeometry, SizesFromGridBlockAndCapacity) {
+  const std::uint32_t grid[3] = {128, 1, 1};
+  const std::uint32_t block[3] = {256, 1, 1};
+  const auto g = traceGeometry(grid, block, 64, ~0ull);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->warpsPerCta, 8u);
+  EXPECT_EQ(g->warpSlots, 1024u);
+  EXPECT_EQ(g->capacityPerWarp, 64u);
+  EXPECT_EQ(g->bytes, 64u + 1024u * 64u * 32u);
+}
+
+TEST(TraceGeometry, PartialWarpsAndMultiDimensionalLaunches) {
+  const std::uint32_t grid[3] = {3, 2, 2};
+  const std::uint32_t block[3] = {50, 2, 1};  // 100 threads: 4 warps, the last partial
+  const auto g = traceGeometry(grid, block, 16, ~0ull);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->warpsPerCta, 4u);
+  EXPECT_EQ(g->warpSlots, 48u);
+}
+
+TEST(TraceGeometry, RefusesEmptyHugeAndOverLimitBuffers) {
+  const std::uint32_t block[3] = {1024, 1, 1};
+  const std::uint32_t none[3] = {0, 1, 1};
+  EXPECT_FALSE(traceGeometry(none, block, 16, ~0ull));
+  const std::uint32_t huge[3] = {0x7fffffffu, 65535u, 1};  // warp slots overflow 32 bits
+  EXPECT_FALSE(traceGeometry(huge, block, 16, ~0ull));
+  const std::uint32_t grid[3] = {128, 1, 1};
+  EXPECT_FALSE(traceGeometry(grid, block, 256, 1u << 20));  // 32 MiB > 1 MiB
+  EXPECT_FALSE(traceGeometry(grid, block, 0, ~0ull));
+}
+
+TEST(TraceHeader, InitialHeaderHasMagicVersionAndShape) {
+  const TraceHeader h = initialHeader({8, 1024, 64, 0});
+  EXPECT_EQ(h.magic, trace::kTraceMagic);
+  EXPECT_EQ(h.version, trace::kTraceVersion);
+  EXPECT_EQ(h.capacityPerWarp, 64u);
+  EXPECT_EQ(h.warpSlots, 1024u);
+  EXPECT_EQ(h.warpsPerCta, 8u);
+  EXPECT_EQ(h.dropped, 0u);
+}
+
+std::vector<TraceRecord> sampleBuffer() {
+  // 3 slots x 4 records: slot 0 holds 2, slot 1 none, slot 2 is full.
+  std::vector<TraceRecord> records(12);
+  auto put = [&](std::size_t index, std::uint32_t warp, std::uint32_t iteration) {
+    records[index].meta = trace::kValidBit | (5u << 16);
+    records[index].warp = warp;
+    records[index].iteration = iteration;
+    records[index].begin = 100 + index;
+  };
+  put(0, 0, 0);
+  put(1, 0, 1);
+  for (std::uint32_t i = 0; i < 4; ++i) put(8 + i, 2, i);
+  return records;
+}
+
+TEST(CompactRecords, KeepsValidRecordsInSlotAndAppendOrder) {
+  const auto records = sampleBuffer();
+  const auto kept = compactRecords(records, 3, 4);
+  ASSERT_EQ(kept.size(), 6u);
+  EXPECT_EQ(kept[0].begin, 100u);
+  EXPECT_EQ(kept[1].begin, 101u);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(kept[2 + i].warp, 2u);
+    EXPECT_EQ(kept[2 + i].iteration, i);
+  }
+}
+
+TEST(LaunchFile, CompactFormFlagsCountAndHoldsOnlyValidRecords) {
+  const auto records = sampleBuffer();
+  TraceHeader header = initialHeader({1, 3, 4, 0});
+  header.dropped = 7;
+  std::uint64_t valid = 0;
+  const std::string bytes = launchFileBytes(header, records, true, &valid);
+  EXPECT_EQ(valid, 6u);
+  ASSERT_EQ(bytes.size(), sizeof(TraceHeader) + 6 * sizeof(TraceRecord));
+  TraceHeader read;
+  std::memcpy(&read, bytes.data(), sizeof read);
+  EXPECT_EQ(read.reserved[0], kCompactTraceFile);
+  EXPECT_EQ(read.reserved[1], 6u);
+  EXPECT_EQ(read.dropped, 7u);
+  TraceRecord last;
+  std::memcpy(&last, bytes.data() + sizeof read + 5 * sizeof last, sizeof last);
+  EXPECT_EQ(last.iteration, 3u);
+}
+
+TEST(LaunchFile, FullFormIsTheBufferVerbatim) {
+  const auto records = sampleBuffer();
+  std::uint64_t valid = 0;
+  const std::string bytes = launchFileBytes(initialHeader({1, 3, 4, 0}), records, false, &valid);
+  EXPECT_EQ(valid, 6u);
+  ASSERT_EQ(bytes.size(), sizeof(TraceHeader) + 12 * sizeof(TraceRecord));
+  TraceHeader read;
+  std::memcpy(&read, bytes.data(), sizeof read);
+  EXPECT_EQ(read.reserved[0], 0u);
+  EXPECT_EQ(std::memcmp(bytes.data() + sizeof read, records.data(), 12 * sizeof(TraceRecord)), 0);
+}
+
+TEST(LaunchLine, IsOneJsonObjectWithEscapedNames) {
+  LaunchLine line;
+  line.seq = 3;
+  line.api = "cuLaunchKernel";
+  line.kernel = "k\"<\\>";
+  line.grid[0] = 128, line.grid[1] = 1, line.grid[2] = 1;
+  line.block[0] = 256, line.block[1] = 1, line.block[2] = 1;
+  line.traced = true;
+  line.records = 65536;
+  line.capacityPerWarp = 64;
+  line.warpSlots = 1024;
+  line.file = "launch-3.bin";
+  line.module = "0x1234";
+  line.lookup = "module";
+  line.correlation = 9;
+  EXPECT_EQ(launchLine(line),
+            R"({"seq":3,"api":"cuLaunchKernel","kernel":"k\"<\\>","grid":[128,1,1],)"
+            R"("block":[256,1,1],"traced":true,"records":65536,"dropped":0,)"
+            R"("capacity_per_warp":64,"warp_slots":1024,"file":"launch-3.bin",)"
+            R"("module":"0x1234","lookup":"module","correlation":9})");
+  LaunchLine plain;
+  plain.kernel = "plain";
+  EXPECT_NE(launchLine(plain).find(R"("traced":false,"records":0,"dropped":0,"file":null)"),
+            std::string::npos);
+}
+
+TEST(JsonString, EscapesControlCharacters) {
+  EXPECT_EQ(jsonString("a\nb\x01"), "\"a\\nb\\u0001\"");
+}
+
+}  // namespace
+}  // namespace argus::inject

@@ -1,0 +1,69 @@
+// The one place where the injection library reaches the CUDA driver and CUPTI. Both are loaded
+// lazily with dlopen/dlsym (STYLE.md: vendor libraries load through one layer), so the library
+// has no link-time dependency on either: the driver is already in the process when it calls
+// InitializeInjection, and CUPTI is found at run time (ARGUS_CUPTI_LIB, the loader's search path,
+// then the toolkit's usual folders).
+//
+// Driver entry points are looked up by their versioned names (cuMemAlloc -> cuMemAlloc_v2, ...)
+// exactly as cuda.h maps them, so each pointer has the prototype the header declares.
+#pragma once
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <string>
+
+namespace argus::inject {
+
+#define ARGUS_DRIVER_FUNCTIONS(X) \
+  X(cuGetErrorString, true)       \
+  X(cuCtxGetCurrent, true)        \
+  X(cuCtxSynchronize, true)       \
+  X(cuMemAlloc, true)             \
+  X(cuMemFree, true)              \
+  X(cuMemsetD8, true)             \
+  X(cuMemcpyHtoD, true)           \
+  X(cuMemcpyDtoH, true)           \
+  X(cuModuleGetGlobal, true)      \
+  X(cuFuncGetModule, false)       \
+  X(cuFuncGetName, false)         \
+  X(cuKernelGetFunction, false)   \
+  X(cuKernelGetLibrary, false)    \
+  X(cuKernelGetName, false)       \
+  X(cuLibraryGetGlobal, false)    \
+  X(cuStreamIsCapturing, false)
+
+#define ARGUS_CUPTI_FUNCTIONS(X)           \
+  X(cuptiGetResultString, true)            \
+  X(cuptiSubscribe, true)                  \
+  X(cuptiUnsubscribe, true)                \
+  X(cuptiEnableCallback, true)             \
+  X(cuptiEnableDomain, true)               \
+  X(cuptiActivityRegisterCallbacks, false) \
+  X(cuptiActivityEnable, false)            \
+  X(cuptiActivityGetNextRecord, false)     \
+  X(cuptiActivityFlushAll, false)
+
+/// Function pointers into libcuda and libcupti. A pointer whose entry is marked optional
+/// (`false` above) may be null when the installed driver or CUPTI predates it.
+struct VendorApi {
+#define ARGUS_DECLARE_POINTER(name, required) decltype(&::name) name = nullptr;
+  ARGUS_DRIVER_FUNCTIONS(ARGUS_DECLARE_POINTER)
+  ARGUS_CUPTI_FUNCTIONS(ARGUS_DECLARE_POINTER)
+#undef ARGUS_DECLARE_POINTER
+
+  /// The CUPTI library that was opened (for messages).
+  std::string cuptiPath;
+
+  /// "" when every required entry point was found, else what is missing.
+  [[nodiscard]] std::string load();
+
+  /// Readable text for a driver or CUPTI status.
+  [[nodiscard]] std::string describe(CUresult status) const;
+  [[nodiscard]] std::string describe(CUptiResult status) const;
+};
+
+/// The process-wide table, loaded by InitializeInjection.
+VendorApi& vendor();
+
+}  // namespace argus::inject

@@ -1,0 +1,222 @@
+#include "argus/backends/run.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "argus/support/process.h"
+
+namespace argus::backends {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr std::string_view kBundleMagic = "ARGUSTB1";
+
+std::string tail(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; n <= lines && pos > 0; ++n) {
+    size_t nl = text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) return text;
+    if (n < lines) pos = nl;
+  }
+  return text.substr(pos == text.size() ? 0 : pos + 1);
+}
+
+/// The executable input as a file we can run (memoized inputs may arrive as bytes).
+Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
+  if (artifact.file) return *artifact.file;
+  fs::path path = dir / "program";
+  if (auto ok = writeFile(path, artifact.data); !ok) return std::unexpected(ok.error());
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
+                                                runtime::TaskContext& ctx) {
+  auto exeInput = ctx.inputs.find("executable");
+  if (exeInput == ctx.inputs.end())
+    return fail("region_trace", fmt::format("task `{}` has no `executable` input", ctx.task.id));
+  std::error_code ec;
+  fs::create_directories(ctx.taskDir, ec);
+  auto exe = materializeExecutable(exeInput->second, ctx.taskDir);
+  if (!exe) return std::unexpected(exe.error());
+  TraceBundle bundle;
+  if (auto map = ctx.inputs.find("trace_map"); map != ctx.inputs.end()) {
+    auto text = map->second.read();
+    if (!text) return std::unexpected(text.error());
+    bundle.traceMap = json::parse(*text, nullptr, false);
+    if (bundle.traceMap.is_discarded())
+      return fail("region_trace", "the variant's trace map is not valid JSON");
+  }
+  auto library = injectionLibrary();
+  if (!library) return std::unexpected(library.error());
+
+  const fs::path traceDir = ctx.taskDir / "trace";
+  fs::remove_all(traceDir, ec);
+  fs::create_directories(traceDir, ec);
+  std::vector<std::string> argv;
+  for (const auto& word : spec.run.command) {
+    std::string w = word;
+    for (size_t at = w.find("{exe}"); at != std::string::npos; at = w.find("{exe}"))
+      w.replace(at, 5, exe->string());
+    argv.push_back(std::move(w));
+  }
+  program::RunSpec run = spec.run;
+  ProcessOptions options;
+  options.workingDirectory = spec.file.parent_path();
+  auto left = std::chrono::duration_cast<std::chrono::seconds>(ctx.deadline -
+                                                               std::chrono::steady_clock::now());
+  auto limit = std::chrono::seconds(static_cast<long>(run.timeoutSeconds));
+  options.timeout = ctx.deadline == std::chrono::steady_clock::time_point::max()
+                        ? limit
+                        : std::min(limit, std::max(left, std::chrono::seconds(1)));
+  options.environment = {{"CUDA_INJECTION64_PATH", library->string()},
+                         {"ARGUS_TRACE_DIR", traceDir.string()},
+                         {"CUDA_MODULE_LOADING", "EAGER"}};
+  if (ctx.device) options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
+  for (const auto& [key, value] : run.environment) options.environment.emplace_back(key, value);
+
+  auto result = runProcess(argv, options);
+  if (!result) {
+    ctx.timedOut = result.error().message.find("did not finish") != std::string::npos;
+    return fail("region_trace",
+                fmt::format("running `{}`: {}", argv.front(), result.error().message));
+  }
+  ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(argv, " "), result->exitCode,
+                         tail(result->out, 40), tail(result->err, 40));
+  if (run.skipExitCode >= 0 && result->exitCode == run.skipExitCode)
+    return fail("region_trace", fmt::format("the program says it cannot run here (exit {}): {}",
+                                            result->exitCode, tail(result->out + result->err, 2)));
+  if (result->exitCode != run.successExitCode)
+    return fail("region_trace",
+                fmt::format("the program failed (exit {}, expected {}); its output is in the "
+                            "task log",
+                            result->exitCode, run.successExitCode));
+  if (!run.stdoutContains.empty() && result->out.find(run.stdoutContains) == std::string::npos)
+    return fail("region_trace", fmt::format("the program's output lacks `{}`, so its own "
+                                            "correctness check did not pass",
+                                            run.stdoutContains));
+
+  std::string errors;
+  if (auto text = readFile(traceDir / "errors.txt")) errors = *text;
+  bundle.run = {{"exit_code", result->exitCode},
+                {"device", ctx.device.value_or("")},
+                {"command", argv},
+                {"stdout_tail", tail(result->out, 20)},
+                {"stderr_tail", tail(result->err, 20)},
+                {"injection_errors", errors}};
+  auto index = readFile(traceDir / "launches.jsonl");
+  if (!index)
+    return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
+                                            "(is {} loadable? errors: {})",
+                                            traceDir.string(), library->string(),
+                                            errors.empty() ? "none" : errors));
+  std::istringstream lines(*index);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    json info = json::parse(line, nullptr, false);
+    if (info.is_discarded())
+      return fail("region_trace", fmt::format("launch index line is not JSON: `{}`", line));
+    BundleLaunch launch{info, {}};
+    if (info.contains("file") && info["file"].is_string() &&
+        !info["file"].get<std::string>().empty()) {
+      fs::path file = info["file"].get<std::string>();
+      if (file.is_relative()) file = traceDir / file;
+      auto bytes = readFile(file);
+      if (!bytes) return std::unexpected(bytes.error());
+      launch.buffer = std::move(*bytes);
+    }
+    bundle.launches.push_back(std::move(launch));
+  }
+  size_t traced = 0;
+  for (const auto& l : bundle.launches) traced += !l.buffer.empty();
+  if (traced == 0)
+    return fail("region_trace", fmt::format("the program ran, but no launch of a traced kernel "
+                                            "was seen ({} launches in all); is the kernel in the "
+                                            "variant the program runs?",
+                                            bundle.launches.size()));
+  runtime::TaskOutputs outputs;
+  outputs.artifacts["region_trace"] = runtime::Artifact::fromData(encodeBundle(bundle));
+  return outputs;
+}
+
+}  // namespace
+
+std::string encodeBundle(const TraceBundle& bundle) {
+  json launches = json::array();
+  uint64_t offset = 0;
+  for (const auto& l : bundle.launches) {
+    launches.push_back({{"info", l.info}, {"offset", offset}, {"size", l.buffer.size()}});
+    offset += l.buffer.size();
+  }
+  const std::string header =
+      json{{"trace_map", bundle.traceMap}, {"run", bundle.run}, {"launches", launches}}.dump();
+  std::string out(kBundleMagic);
+  uint64_t size = header.size();
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  out.append(bytes, 8);
+  out += header;
+  for (const auto& l : bundle.launches) out += l.buffer;
+  return out;
+}
+
+Result<TraceBundle> decodeBundle(std::string_view bytes) {
+  if (bytes.size() < 16 || bytes.substr(0, 8) != kBundleMagic)
+    return fail("region_trace", "not a trace bundle (bad magic at byte 0)");
+  uint64_t size = 0;
+  for (int i = 0; i < 8; ++i)
+    size |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  if (size > bytes.size() - 16)
+    return fail("region_trace", fmt::format("trace bundle truncated: header of {} bytes at byte "
+                                            "16, only {} bytes follow",
+                                            size, bytes.size() - 16));
+  json header = json::parse(bytes.substr(16, size), nullptr, false);
+  if (header.is_discarded() || !header.contains("launches"))
+    return fail("region_trace", "trace bundle header at byte 16 is not valid JSON");
+  TraceBundle bundle;
+  bundle.traceMap = header["trace_map"];
+  bundle.run = header["run"];
+  const std::string_view data = bytes.substr(16 + size);
+  for (const auto& l : header["launches"]) {
+    uint64_t off = l.value("offset", uint64_t{0}), len = l.value("size", uint64_t{0});
+    if (off > data.size() || len > data.size() - off)
+      return fail("region_trace", fmt::format("trace bundle truncated: launch buffer at byte {} "
+                                              "of {} bytes is past the end",
+                                              16 + size + off, len));
+    bundle.launches.push_back(BundleLaunch{l["info"], std::string(data.substr(off, len))});
+  }
+  return bundle;
+}
+
+Result<fs::path> injectionLibrary() {
+  if (const char* env = std::getenv("ARGUS_INJECT_LIB"); env && *env) {
+    if (fs::exists(env)) return fs::path(env);
+    return fail("region_trace",
+                fmt::format("$ARGUS_INJECT_LIB names `{}`, which does not exist", env));
+  }
+  fs::path built = ARGUS_INJECT_LIB_DEFAULT;
+  std::error_code ec;
+  if (fs::exists(built, ec)) return built;
+  return fail("region_trace", fmt::format("the injection library `{}` is not built; build the "
+                                          "`argus_inject` target or set $ARGUS_INJECT_LIB",
+                                          built.string()));
+}
+
+void registerRunExecutors(runtime::ExecutorRegistry& registry, program::ProgramSpec spec) {
+  auto shared = std::make_shared<program::ProgramSpec>(std::move(spec));
+  (void)registry.add(runtime::ExecutorRecord{
+      "region_trace",
+      "runs a traced variant under the injection library and bundles the trace buffers",
+      std::make_shared<runtime::FunctionExecutor>(
+          [shared](runtime::TaskContext& ctx) { return collectRegionTrace(*shared, ctx); })});
+}
+
+}  // namespace argus::backends

@@ -1,0 +1,40 @@
+#include "argus/backends/run.h"
+
+#include <gtest/gtest.h>
+
+namespace argus::backends {
+namespace {
+
+TEST(TraceBundle, RoundTrip) {
+  TraceBundle b;
+  b.traceMap = {{"k", {{"argus_trace_map", 1}}}};
+  b.run = {{"exit_code", 0}};
+  b.launches.push_back({{{"seq", 1}, {"kernel", "k"}}, std::string("\0\1\2\3", 4)});
+  b.launches.push_back({{{"seq", 2}}, ""});
+  b.launches.push_back({{{"seq", 3}}, std::string(1000, 'x')});
+  auto back = decodeBundle(encodeBundle(b));
+  ASSERT_TRUE(back) << back.error().text();
+  EXPECT_EQ(back->traceMap, b.traceMap);
+  EXPECT_EQ(back->run, b.run);
+  ASSERT_EQ(back->launches.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back->launches[i].info, b.launches[i].info);
+    EXPECT_EQ(back->launches[i].buffer, b.launches[i].buffer);
+  }
+}
+
+TEST(TraceBundle, DamageIsReportedWithOffsets) {
+  TraceBundle b;
+  b.launches.push_back({{{"seq", 1}}, std::string(64, 'y')});
+  std::string bytes = encodeBundle(b);
+  EXPECT_NE(decodeBundle("garbage").error().message.find("bad magic"), std::string::npos);
+  auto cut = decodeBundle(std::string_view(bytes).substr(0, bytes.size() - 10));
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("truncated"), std::string::npos) << cut.error().message;
+  auto header = decodeBundle(std::string_view(bytes).substr(0, 20));
+  ASSERT_FALSE(header);
+  EXPECT_NE(header.error().message.find("truncated"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace argus::backends

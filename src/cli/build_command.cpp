@@ -1,0 +1,92 @@
+// `argus build`: build one measurement variant of a program by hand (what build_variant tasks
+// do inside a query), for benchmarks and for looking at what Argus runs.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "argus/passes/transforms.h"
+#include "argus/program/build.h"
+#include "argus/program/program.h"
+#include "argus/ptx/parser.h"
+#include "argus/ptx/printer.h"
+#include "argus/support/process.h"
+#include "commands.h"
+
+namespace argus::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BuildOptions {
+  std::string program;
+  std::string variant = "full_trace";
+  std::string scope;
+  std::string kernel;
+  std::string timeBase;
+  std::string output;
+};
+
+int runBuild(const BuildOptions& o) {
+  std::vector<std::string> transforms;
+  if (o.variant == "trace_free" || o.variant == "reference") {
+    transforms = {"strip_markers"};
+  } else if (o.variant == "full_trace" || o.variant == "scoped_trace") {
+    transforms = {"lower_markers_to_trace"};
+  } else if (o.variant != "original") {
+    return reportError(Error{"build", fmt::format("unknown variant `{}`; variants are original, "
+                                                  "trace_free, full_trace, scoped_trace",
+                                                  o.variant)});
+  }
+  auto spec = program::loadProgramSpec(o.program);
+  if (!spec) return reportError(spec.error());
+  auto ptxText = program::frontEndPtx(*spec);
+  if (!ptxText) return reportError(ptxText.error());
+  auto module = ptx::parseModule(*ptxText, spec->sources.front().stem().string() + ".ptx");
+  if (!module) return reportError(module.error());
+  passes::TransformOptions options;
+  auto scope = query::parseScope(o.scope);
+  if (!scope) return reportError(scope.error());
+  if (o.variant == "scoped_trace" && scope->all())
+    return reportError(Error{"build", "a scoped_trace variant needs --scope"});
+  options.scope = *scope;
+  options.kernel = o.kernel;
+  if (!o.timeBase.empty()) options.config["time_base"] = o.timeBase;
+  auto transformed = passes::applyTransforms(*module, transforms, options);
+  if (!transformed) return reportError(transformed.error());
+  const fs::path out = o.output;
+  auto built = program::buildWithPtx(*spec, ptx::printModule(*module), out);
+  if (!built) return reportError(built.error());
+  if (!transformed->traceMap.empty())
+    if (auto ok = writeFile(out / "trace_map.json", transformed->traceMap.dump(2)); !ok)
+      return reportError(ok.error());
+  fmt::print("built {} variant of {}: {}\n", o.variant, spec->name, built->executable.string());
+  if (!transformed->statistics.empty())
+    fmt::print("pass statistics: {}\n", transformed->statistics.dump());
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> addBuildCommands(CLI::App& app) {
+  auto o = std::make_shared<BuildOptions>();
+  auto* verb = app.add_subcommand(
+      "build",
+      "Build one variant of a program spec: original, trace_free (markers stripped),\n"
+      "full_trace (every occurrence recorded) or scoped_trace (only --scope occurrences).\n"
+      "Run the traced executable with CUDA_INJECTION64_PATH=<libargus_inject.so> and\n"
+      "ARGUS_TRACE_DIR=<dir> to collect its trace buffers.");
+  verb->add_option("--program", o->program, "Program spec (argus.yaml)")->required();
+  verb->add_option("--variant", o->variant, "original | trace_free | full_trace | scoped_trace")
+      ->capture_default_str();
+  verb->add_option("--scope", o->scope, "Occurrences a scoped_trace records (role=...,iter=...)");
+  verb->add_option("--kernel", o->kernel, "Instrument only this kernel (mangled name)");
+  verb->add_option("--time-base", o->timeBase,
+                   "Trace timestamps: globaltimer (default) or clock64");
+  verb->add_option("-o,--output", o->output, "Output directory")->required();
+  return {Command{verb, [o] { return runBuild(*o); }}};
+}
+
+}  // namespace argus::cli

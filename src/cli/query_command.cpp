@@ -1,0 +1,322 @@
+// `argus query`: plan, build, run, synthesize and report a region query.
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "argus/backends/compile.h"
+#include "argus/backends/run.h"
+#include "argus/passes/transforms.h"
+#include "argus/program/program.h"
+#include "argus/runtime/observer.h"
+#include "argus/runtime/scheduler.h"
+#include "argus/runtime/workspace_store.h"
+#include "argus/support/process.h"
+#include "argus/synthesis/region_timing.h"
+#include "argus/workspace/workspace.h"
+#include "commands.h"
+
+namespace argus::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+struct QueryCommandOptions {
+  QueryOptions query;
+  bool json = false;
+  bool requireGpu = false;
+  std::string traceOut;
+  std::string chromeTraceOut;
+};
+
+/// GPUs this machine has, as CUDA_VISIBLE_DEVICES ids ("0", "1", ...): $ARGUS_DEVICES if set
+/// (comma-separated), else what `nvidia-smi -L` lists.
+std::vector<std::string> detectDevices() {
+  std::vector<std::string> devices;
+  if (const char* env = std::getenv("ARGUS_DEVICES"); env != nullptr) {
+    std::string list = env;
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t comma = list.find(',', start);
+      std::string id = list.substr(start, comma == std::string::npos ? comma : comma - start);
+      if (!id.empty()) devices.push_back(id);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return devices;
+  }
+  auto smi = runProcess(
+      {"nvidia-smi", "-L"},
+      {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(20), .environment = {}});
+  if (!smi || smi->exitCode != 0) return devices;
+  size_t n = 0;
+  for (size_t at = smi->out.find("GPU "); at != std::string::npos;
+       at = smi->out.find("GPU ", at + 4))
+    devices.push_back(std::to_string(n++));
+  return devices;
+}
+
+/// Removes the tasks in `reasons` and every task downstream of them from the plan; dependents
+/// get a reason naming the upstream task they needed.
+runtime::Plan without(const runtime::Plan& plan, std::map<std::string, std::string>& reasons) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const auto& t : plan.tasks()) {
+      if (reasons.contains(t.id)) continue;
+      for (const auto& up : t.upstream())
+        if (reasons.contains(up)) {
+          reasons[t.id] = fmt::format("needs `{}`", up);
+          changed = true;
+          break;
+        }
+    }
+  }
+  runtime::Plan kept;
+  for (const auto& t : plan.tasks())
+    if (!reasons.contains(t.id)) (void)kept.add(t);
+  return kept;
+}
+
+/// The first reason in the chain of `needs` that explains why `task` was not run.
+std::string rootReason(const std::map<std::string, std::string>& reasons, std::string task) {
+  std::vector<std::string> via;
+  for (int hops = 0; hops < 64; ++hops) {
+    auto it = reasons.find(task);
+    if (it == reasons.end()) break;
+    if (!it->second.starts_with("needs `")) {
+      if (via.empty()) return it->second;
+      return fmt::format("{}: {}", fmt::join(via, " <- "), it->second);
+    }
+    task = it->second.substr(7, it->second.size() - 8);
+    via.insert(via.begin(), task);
+  }
+  return "not run";
+}
+
+std::string formatNs(double ns) {
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+int runQuery(const QueryCommandOptions& o) {
+  auto prepared = prepareQuery(o.query);
+  if (!prepared) return reportError(prepared.error());
+  const auto& q = prepared->query;
+  if (fs::path(q.program).extension() != ".yaml" && fs::path(q.program).extension() != ".yml")
+    return reportError(Error{"query", fmt::format("`{}`: argus query builds and runs the "
+                                                  "program, so it needs a program spec "
+                                                  "(argus.yaml; see examples/*/argus.yaml)",
+                                                  q.program)});
+  auto spec = program::loadProgramSpec(q.program);
+  if (!spec) return reportError(spec.error());
+  const fs::path wsDir = q.workspace.empty() ? workspace::Workspace::defaultDirectory(spec->file)
+                                             : fs::path(q.workspace);
+  auto ws = workspace::Workspace::open(wsDir);
+  if (!ws) return reportError(ws.error());
+
+  runtime::ExecutorRegistry registry;
+  backends::CompileContext compile;
+  compile.target = spec->file;
+  compile.spec = *spec;
+  if (auto ok = backends::registerCompileExecutors(registry, compile); !ok)
+    return reportError(ok.error());
+  backends::registerRunExecutors(registry, *spec);
+  synthesis::registerSynthesisExecutors(registry);
+
+  // What this build and machine cannot do is taken out of the plan and said plainly.
+  const auto devices = detectDevices();
+  const auto available = passes::availableTransforms();
+  std::map<std::string, std::string> reasons;
+  std::set<std::string> noGpu;
+  for (const auto& t : prepared->plan.plan.tasks()) {
+    if (registry.find(t.executor) == nullptr) {
+      reasons[t.id] = fmt::format("executor `{}` is not part of this build yet", t.executor);
+      continue;
+    }
+    if (t.executor == "ptx_pass" && t.config.contains("transforms")) {
+      for (const auto& name : t.config["transforms"]) {
+        if (std::find(available.begin(), available.end(), name.get<std::string>()) ==
+            available.end()) {
+          reasons[t.id] =
+              fmt::format("transform `{}` is not part of this build yet", name.get<std::string>());
+          break;
+        }
+      }
+      if (reasons.contains(t.id)) continue;
+    }
+    if (t.needs(runtime::Requirement::Gpu) && devices.empty()) {
+      noGpu.insert(t.id);
+      reasons[t.id] = "needs a GPU, and this machine has none (nvidia-smi lists none)";
+    }
+  }
+  runtime::Plan plan = without(prepared->plan.plan, reasons);
+  json notCollected = json::array();
+  for (const auto& t : prepared->plan.plan.tasks())
+    if (reasons.contains(t.id))
+      notCollected.push_back({{"task", t.id}, {"reason", rootReason(reasons, t.id)}});
+
+  runtime::installInterruptHandler();
+  runtime::WorkspaceResultStore store(*ws);
+  runtime::ProgressObserver progress;
+  runtime::RunOptions options;
+  options.devices = devices;
+  options.maxTasksPerDevice = 1;
+  options.cancelFlag = runtime::interruptFlag();
+  options.workRoot = wsDir / "tasks";
+  options.keepTaskDirs = false;
+  if (!o.json) options.observers.push_back(&progress);
+  runtime::Scheduler scheduler(registry, store, options);
+  auto report = scheduler.run(plan);
+  if (!report) return reportError(report.error());
+
+  // Assemble the answer.
+  json signals = json::object();
+  json failures = json::array();
+  for (const auto* f : report->failures())
+    failures.push_back({{"task", f->id}, {"error", f->outcome.error}, {"log_tail", f->log}});
+  for (const auto& [signal, taskId] : prepared->plan.answers) {
+    const auto* task = report->find(taskId);
+    json entry{{"task", taskId}};
+    const planner::Recipe* recipe = prepared->catalog.producing(signal);
+    if (recipe != nullptr) {
+      entry["qualification"] = planner::qualificationName(recipe->qualification);
+      for (const auto& s : recipe->signals)
+        if (s.name == signal) entry["unit"] = s.unit;
+    }
+    entry["scope"] = q.scope.all() ? "all" : q.scope.canonical();
+    if (task == nullptr) {
+      entry["status"] = "not collected";
+      entry["reason"] = rootReason(reasons, taskId);
+    } else {
+      entry["status"] = std::string(runtime::toString(task->outcome.state));
+      if (task->outcome.state == runtime::TaskState::Succeeded ||
+          task->outcome.state == runtime::TaskState::Memoized) {
+        if (auto outputs = store.lookup(task->memoKey)) {
+          if (auto it = outputs->artifacts.find(signal); it != outputs->artifacts.end()) {
+            if (auto bytes = it->second.read())
+              entry["value"] = json::parse(*bytes, nullptr, false);
+            entry["provenance"] = {{"memo_key", task->memoKey}};
+          }
+        }
+        auto key = workspace::ContentHash::fromHex(task->memoKey);
+        if (key)
+          if (auto record = ws->findSucceededTask(*key); record && *record) {
+            json artifacts = json::array();
+            for (const auto& a : (*record)->outputs) artifacts.push_back(a.id.text());
+            entry["provenance"] = {{"task", (*record)->id.text()},
+                                   {"artifacts", artifacts},
+                                   {"workspace", wsDir.string()}};
+          }
+      } else if (!task->outcome.error.empty()) {
+        entry["error"] = task->outcome.error;
+      }
+    }
+    signals[signal] = entry;
+  }
+  json result{{"schema", "argus.report/1"},
+              {"query", query::toJson(q)},
+              {"program_version", prepared->plan.programVersion},
+              {"kernel", prepared->plan.kernel},
+              {"region", prepared->plan.regionPath},
+              {"region_id", prepared->plan.regionId},
+              {"signals", signals},
+              {"not_collected", notCollected},
+              {"failures", failures},
+              {"run",
+               {{"tasks", report->tasks.size()},
+                {"executed", std::count_if(report->tasks.begin(), report->tasks.end(),
+                                           [](const auto& t) { return t.executed; })},
+                {"devices", devices}}}};
+
+  if (!o.chromeTraceOut.empty()) {
+    for (const auto& t : report->tasks) {
+      if (t.id.rfind("collect/", 0) != 0) continue;
+      auto outputs = store.lookup(t.memoKey);
+      if (!outputs || !outputs->artifacts.contains("region_trace")) continue;
+      auto bytes = outputs->artifacts.at("region_trace").read();
+      if (!bytes) continue;
+      auto timeline = synthesis::bundleTimeline(*bytes);
+      if (timeline) (void)writeFile(o.chromeTraceOut, timeline->dump());
+    }
+  }
+
+  if (o.json) {
+    std::cout << result.dump(2) << "\n";
+  } else {
+    fmt::print("\nargus query: kernel {}  region {}{}  scope {}\n",
+               program::demangle(result["kernel"]),
+               prepared->plan.regionPath.empty() ? "(whole kernel)" : prepared->plan.regionPath,
+               prepared->plan.regionId.empty() ? "" : " [" + prepared->plan.regionId + "]",
+               q.scope.all() ? "all" : q.scope.canonical());
+    for (const auto& [signal, entry] : signals.items()) {
+      fmt::print("\n{} ({}, {}): {}\n", signal, entry.value("unit", "?"),
+                 entry.value("qualification", "?"), entry.value("status", "?"));
+      if (entry.contains("error")) fmt::print("  error: {}\n", entry["error"].get<std::string>());
+      if (entry.contains("reason")) fmt::print("  why: {}\n", entry["reason"].get<std::string>());
+      if (!entry.contains("value")) continue;
+      const json& value = entry["value"];
+      if (signal == "duration" && value.contains("regions")) {
+        fmt::print("  {:<32} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "region", "count", "mean",
+                   "median", "p95", "total");
+        for (const auto& r : value["regions"]) {
+          const json& d = r["duration"];
+          std::string path = r.value("path", "");
+          size_t depth = static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
+          fmt::print("  {:<32} {:>8} {:>12} {:>12} {:>12} {:>12}\n",
+                     std::string(2 * depth, ' ') + path.substr(path.rfind('/') + 1),
+                     d.value("count", 0), formatNs(d.value("mean", 0.0)),
+                     formatNs(d.value("median", 0.0)), formatNs(d.value("p95", 0.0)),
+                     formatNs(d.value("total", 0.0)));
+        }
+        fmt::print("  launches {}, dropped records {}\n", value.value("launches", 0),
+                   value.value("dropped", 0));
+      } else {
+        fmt::print("  {}\n", value.dump());
+      }
+      if (entry.contains("provenance"))
+        fmt::print("  provenance: {}\n", entry["provenance"].dump());
+    }
+    if (!notCollected.empty()) {
+      fmt::print("\nnot run:\n");
+      for (const auto& n : notCollected)
+        fmt::print("  {}: {}\n", n["task"].get<std::string>(), n["reason"].get<std::string>());
+    }
+    fmt::print("\n{} of {} tasks executed, the rest reused from {}\n",
+               result["run"]["executed"].get<long>(), report->tasks.size(), wsDir.string());
+    if (!failures.empty()) fmt::print("\n{}", report->toText());
+  }
+  if (o.requireGpu && !noGpu.empty()) {
+    std::cerr << "argus: query: --require-gpu: " << noGpu.size()
+              << " GPU collection(s) could not run on this machine\n";
+    return 2;
+  }
+  return report->failures().empty() ? 0 : 1;
+}
+
+}  // namespace
+
+std::vector<Command> addQueryCommands(CLI::App& app) {
+  auto o = std::make_shared<QueryCommandOptions>();
+  auto* verb = app.add_subcommand(
+      "query",
+      "Answer a region query: plan, build the variants, run the collections on the GPU,\n"
+      "synthesize and report. Results are kept in the workspace; asking again reuses them.\n"
+      "Example: argus query --program examples/tma_gemm/argus.yaml --region mainloop "
+      "--signals duration --scope role=producer");
+  addQueryOptions(*verb, o->query);
+  verb->add_flag("--json", o->json, "The report as JSON (schema argus.report/1)");
+  verb->add_flag("--require-gpu", o->requireGpu,
+                 "Exit with 2 when a GPU collection could not run on this machine");
+  verb->add_option("--chrome-trace", o->chromeTraceOut,
+                   "Write the region timeline (Chrome/Perfetto JSON) to this file");
+  return {Command{verb, [o] { return runQuery(*o); }}};
+}
+
+}  // namespace argus::cli

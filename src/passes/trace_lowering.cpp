@@ -1,0 +1,584 @@
+// lower_markers_to_trace: the traced variants (full and scoped reference traces).
+//
+// Every begin/end marker of an instrumented kernel becomes a few PTX instructions that write one
+// TraceRecord (include/argus/trace/format.h) per selected region occurrence into the warp's slot
+// of the buffer that `__argus_trace` points to. Design, after DESIGN.md "Reference tracing":
+//
+// - Per kernel entry (once): load the header pointer; `%argus_on` = pointer != 0 (and the static
+//   scope clauses sm/cta/warp/warpgroup hold for this thread); read capacityPerWarp and
+//   warpsPerCta from the header; compute the linear warp-in-CTA and CTA ids, the warp's slot base
+//   address and the constant part of `meta` (valid bit | SM id). The per-warp record counter is
+//   a register (`%argus_cnt`): no atomics on the common path.
+// - Begin marker of region k: the iteration (own `iter=` operand, else the enclosing region's,
+//   else kNoIteration) into `%argus_i<k>`, the meta word (region index, role: own `role=` tag,
+//   else the enclosing region's) into `%argus_m<k>`, for scoped variants the scope predicate
+//   `%argus_s<k>`, and *last* the begin timestamp `%argus_b<k>`, so that the bookkeeping is not
+//   timed.
+// - End marker of region k: *first* the end timestamp, then one leader lane (the lowest active
+//   lane: elect.sync on sm_90+, %lanemask_lt otherwise) stores the record with two 16-byte
+//   predicated stores (st.global.cs: evict-first, the buffer is never re-read on the device); all
+//   lanes advance the counter so it stays warp-uniform; a full slot adds 1 to header.dropped
+//   with one red.global (leader only). No branches: the instrumentation does not split blocks.
+//
+// Time base (option `time_base`): `globaltimer` (default; nanoseconds, comparable across SMs, but
+// updated with a coarse granularity on some GPUs) or `clock64` (SM cycles, fine-grained, only
+// comparable within one SM). Both reads are special-register moves that ptxas keeps in program
+// order with respect to other volatile operations (markers sit next to barriers, TMA and WGMMA
+// asm); ordinary arithmetic may still be scheduled across them, like for any inline-asm timer.
+// The chosen base goes into the trace map (`time_base`), not into header.timeBase: writing the
+// header from the device would cost every kernel an extra predicated store for information the
+// host already has. The decoder reads the base from the trace map.
+//
+// Markers in `.func` functions and in kernels that are not instrumented are stripped: this
+// version traces only markers in the kernel body (analyzeRegions gives each function its own
+// region tree, so a kernel's tree never needs a callee's markers).
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "argus/ptx/parser.h"
+#include "argus/ptx/regions.h"
+#include "argus/trace/format.h"
+#include "pass.h"
+
+namespace argus::passes {
+namespace {
+
+using ptx::Statement;
+
+constexpr std::string_view kPassName = "lower_markers_to_trace";
+constexpr std::string_view kRegPrefix = "%argus_";
+
+/// The pass's declared options, read from TransformOptions::config.
+struct LoweringOptions {
+  trace::TimeBase timeBase = trace::TimeBase::GlobalTimer;
+  /// Records per warp the host should allocate (written into the trace map; the device reads
+  /// the actual capacity from the header).
+  uint32_t capacityHint = 256;
+  /// Cache operator of the record stores: `cs` (evict-first, default), `wb`, `cg`.
+  std::string storeCache = "cs";
+
+  static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
+    LoweringOptions o;
+    if (!config.is_object()) return o;
+    if (auto it = config.find("time_base"); it != config.end()) {
+      if (*it == "globaltimer") {
+        o.timeBase = trace::TimeBase::GlobalTimer;
+      } else if (*it == "clock64") {
+        o.timeBase = trace::TimeBase::SmClock;
+      } else {
+        return fail("passes", fmt::format("{}: option time_base is {}; use \"globaltimer\" or "
+                                          "\"clock64\"",
+                                          kPassName, it->dump()));
+      }
+    }
+    if (auto it = config.find("capacity_hint"); it != config.end()) {
+      if (!it->is_number_unsigned() || it->get<uint64_t>() == 0 ||
+          it->get<uint64_t>() > 0xffffffffu) {
+        return fail("passes", fmt::format("{}: option capacity_hint is {}; use a positive "
+                                          "32-bit record count per warp",
+                                          kPassName, it->dump()));
+      }
+      o.capacityHint = it->get<uint32_t>();
+    }
+    if (auto it = config.find("store_cache"); it != config.end()) {
+      if (!it->is_string() || (*it != "cs" && *it != "wb" && *it != "cg")) {
+        return fail("passes", fmt::format("{}: option store_cache is {}; use \"cs\", \"wb\" or "
+                                          "\"cg\"",
+                                          kPassName, it->dump()));
+      }
+      o.storeCache = it->get<std::string>();
+    }
+    return o;
+  }
+};
+
+std::string_view timeBaseName(trace::TimeBase base) {
+  return base == trace::TimeBase::SmClock ? "clock64" : "globaltimer";
+}
+
+/// Parses instrumentation text into statements (locations cleared: synthesized by the pass).
+Result<std::vector<Statement>> parseSnippet(const std::string& text, const std::string& target) {
+  const std::string module = fmt::format(
+      ".version 8.0\n.target {}\n.address_size 64\n.entry __argus_snippet()\n{{\n{}}}\n",
+      target.empty() ? "sm_90a" : target, text);
+  auto parsed = ptx::parseModule(module, "<argus trace snippet>");
+  if (!parsed) {
+    return fail("passes", fmt::format("{}: internal error, generated PTX does not parse: {}",
+                                      kPassName, parsed.error().message));
+  }
+  for (auto& item : parsed->items) {
+    if (item.kind != ptx::TopLevel::Kind::Function) continue;
+    std::vector<Statement> body = std::move(item.function.body);
+    for (auto& s : body) {
+      s.loc = {};
+      s.variable.loc = {};
+    }
+    return body;
+  }
+  return fail("passes", "internal error: snippet has no function");
+}
+
+/// Smallest SM number of `sm_NN[a]`, 0 when unknown.
+int smVersion(const std::string& target) {
+  int v = 0;
+  if (target.starts_with("sm_")) {
+    const char* b = target.data() + 3;
+    std::from_chars(b, target.data() + target.size(), v);
+  }
+  return v;
+}
+
+/// Emits `pred = value in ranges` (unsigned 32-bit compare per range, or-combined).
+void emitInSet(std::string& out, std::string_view value, const std::vector<query::Range>& ranges,
+               std::string_view pred) {
+  bool first = true;
+  for (const auto& r : ranges) {
+    if (r.lo > 0xffffffffLL || r.hi < 0) continue;
+    const uint64_t lo = static_cast<uint64_t>(std::max<int64_t>(r.lo, 0));
+    const uint64_t hi = static_cast<uint64_t>(std::min<int64_t>(r.hi, 0xffffffffLL));
+    std::string_view v = value;
+    if (lo != 0) {
+      out += fmt::format("\tsub.u32 %argus_t3, {}, {};\n", value, lo);
+      v = "%argus_t3";
+    }
+    if (first) {
+      out += fmt::format("\tsetp.le.u32 {}, {}, {};\n", pred, v, hi - lo);
+    } else {
+      out += fmt::format("\tsetp.le.or.u32 {}, {}, {}, {};\n", pred, v, hi - lo, pred);
+    }
+    first = false;
+  }
+  if (first) out += fmt::format("\tmov.pred {}, 0;\n", pred);
+}
+
+/// How a begin marker's iteration operand is copied into a 32-bit register.
+struct IterationSource {
+  std::string instruction;  ///< `mov.b32` or `cvt.u32.u64` / `cvt.u32.u16`
+  std::string operand;
+};
+
+class LowerMarkersToTracePass final : public Pass {
+ public:
+  std::string_view name() const override { return kPassName; }
+  std::string_view description() const override {
+    return "lower region markers of the instrumented kernel(s) to per-warp trace records";
+  }
+
+  Result<void> run(ptx::Module& module, const TransformOptions& options,
+                   TransformResult& result) override {
+    auto opts = LoweringOptions::fromConfig(options.config);
+    if (!opts) return std::unexpected(opts.error());
+    options_ = *opts;
+    scope_ = options.scope;
+    target_ = module.target();
+
+    auto analysis = ptx::analyzeRegions(module);
+    if (!analysis) return std::unexpected(analysis.error());
+    std::map<std::string, const ptx::FunctionRegions*, std::less<>> regionsOf;
+    for (const auto& fr : *analysis) regionsOf[fr.function] = &fr;
+
+    if (!options.kernel.empty()) {
+      const ptx::Function* k = module.findFunction(options.kernel);
+      if (k == nullptr || !k->isEntry || !k->hasBody) {
+        std::string kernels;
+        for (const ptx::Function* f : module.functions()) {
+          if (f->isEntry && f->hasBody) kernels += (kernels.empty() ? "" : ", ") + f->name;
+        }
+        return fail("passes", fmt::format("{}: kernel `{}` is not defined in {}; kernels: {}",
+                                          kPassName, options.kernel, module.fileName,
+                                          kernels.empty() ? "none" : kernels));
+      }
+    }
+
+    bool anyInstrumented = false;
+    for (ptx::Function* function : module.functions()) {
+      if (!function->hasBody) continue;
+      auto it = regionsOf.find(function->name);
+      const bool selected =
+          function->isEntry &&
+          (options.kernel.empty() ? it != regionsOf.end() && !it->second->regions.empty()
+                                  : function->name == options.kernel);
+      if (!selected || it == regionsOf.end()) {
+        markersStripped_ += markers::stripAll(*function);
+        continue;
+      }
+      auto map = instrumentKernel(*function, *it->second);
+      if (!map) return std::unexpected(map.error());
+      result.traceMap[function->name] = std::move(*map);
+      ++kernelsInstrumented_;
+      anyInstrumented = true;
+    }
+    if (anyInstrumented) declareTraceSymbol(module);
+    return {};
+  }
+
+ private:
+  Statistic kernelsInstrumented_{this, "kernels", "kernels instrumented"};
+  Statistic markersLowered_{this, "markers", "begin and end markers lowered"};
+  Statistic recordSites_{this, "records", "record-writing sites emitted (one per end marker)"};
+  Statistic markersStripped_{this, "markers_stripped",
+                             "markers removed without tracing (.func or other kernels)"};
+  Statistic regions_{this, "regions", "regions in the trace maps"};
+
+  LoweringOptions options_;
+  query::Scope scope_;
+  std::string target_;
+
+  static void declareTraceSymbol(ptx::Module& module) {
+    for (const auto& item : module.items) {
+      if (item.kind == ptx::TopLevel::Kind::Variable && item.variable.name == trace::kTraceSymbol)
+        return;
+    }
+    ptx::TopLevel decl;
+    decl.kind = ptx::TopLevel::Kind::Variable;
+    decl.variable.linkage = ".visible";
+    decl.variable.stateSpace = ".global";
+    decl.variable.align = 8;
+    decl.variable.type = ".u64";
+    decl.variable.name = trace::kTraceSymbol;
+    // After the module header directives (.version/.target/.address_size), before any function.
+    size_t at = 0;
+    while (at < module.items.size() && module.items[at].kind != ptx::TopLevel::Kind::Function &&
+           module.items[at].kind != ptx::TopLevel::Kind::Variable) {
+      ++at;
+    }
+    module.items.insert(module.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(decl));
+  }
+
+  std::string where(const ptx::Function& kernel, const ptx::MarkerSite& site) const {
+    return fmt::format("kernel `{}`, PTX line {}", kernel.name, site.ptx.line);
+  }
+
+  /// Resolves an `iter=` operand to a 32-bit source.
+  Result<IterationSource> iterationSource(const ptx::Function& kernel,
+                                          const ptx::MarkerSite& site) const {
+    const std::string& op = site.iteration;
+    auto bad = [&](std::string_view why) {
+      return fail("passes", fmt::format("{}: {}: iteration operand `{}` {}; use a 32-bit "
+                                        "register or an immediate",
+                                        kPassName, where(kernel, site), op, why));
+    };
+    if (!op.empty() && op[0] != '%') {
+      int64_t value = 0;
+      const bool hex = op.starts_with("0x") || op.starts_with("0X");
+      const char* b = op.data() + (hex ? 2 : 0);
+      auto [ptr, ec] = std::from_chars(b, op.data() + op.size(), value, hex ? 16 : 10);
+      if (ec != std::errc{} || ptr != op.data() + op.size()) return bad("is not a register");
+      if (value < 0 || value > 0xffffffffLL) return bad("does not fit in 32 bits");
+      return IterationSource{"mov.b32", op};
+    }
+    for (const Statement& s : kernel.body) {
+      if (s.kind != Statement::Kind::Variable || s.variable.stateSpace != ".reg") continue;
+      const auto& d = s.variable;
+      bool match = false;
+      if (d.registerCount) {
+        if (op.size() > d.name.size() && op.starts_with(d.name)) {
+          std::string_view rest = std::string_view(op).substr(d.name.size());
+          uint64_t index = 0;
+          auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+          match = ec == std::errc{} && ptr == rest.data() + rest.size() && index < *d.registerCount;
+        }
+      } else {
+        match = d.name == op;
+      }
+      if (!match) continue;
+      const bool integer =
+          d.type.size() > 2 && (d.type[1] == 'b' || d.type[1] == 'u' || d.type[1] == 's');
+      if (!integer) return bad(fmt::format("has type {}", d.type));
+      const std::string bits = d.type.substr(2);
+      if (bits == "32") return IterationSource{"mov.b32", op};
+      // 64-bit iteration counters are truncated to the record's 32-bit field (low bits kept).
+      if (bits == "64") return IterationSource{"cvt.u32.u64", op};
+      if (bits == "16") return IterationSource{"cvt.u32.u16", op};
+      return bad(fmt::format("has type {}", d.type));
+    }
+    return bad("is not declared in the kernel");
+  }
+
+  Result<nlohmann::json> instrumentKernel(ptx::Function& kernel, const ptx::FunctionRegions& fr) {
+    const auto& regions = fr.regions;
+    if (regions.size() > trace::kMaxRegions) {
+      return fail("passes",
+                  fmt::format("{}: kernel `{}` has {} regions; a trace records at most "
+                              "{} (12-bit region index)",
+                              kPassName, kernel.name, regions.size(), trace::kMaxRegions));
+    }
+    for (const Statement& s : kernel.body) {
+      if (s.kind == Statement::Kind::Variable && s.variable.name.starts_with(kRegPrefix)) {
+        return fail("passes", fmt::format("{}: kernel `{}` already declares {}; it was traced "
+                                          "before (apply the pass to the marked PTX)",
+                                          kPassName, kernel.name, s.variable.name));
+      }
+    }
+
+    // Roles in order of first appearance; index kNoRole (15) means none.
+    std::vector<std::string> roles;
+    auto roleIndex = [&](const std::string& role) -> uint32_t {
+      auto it = std::find(roles.begin(), roles.end(), role);
+      return static_cast<uint32_t>(it - roles.begin());
+    };
+    for (const auto& region : regions) {
+      for (const auto& site : region.begins) {
+        if (site.role.empty() || roleIndex(site.role) < roles.size()) continue;
+        if (roles.size() == trace::kNoRole) {
+          return fail("passes", fmt::format("{}: {}: role `{}` is the 16th role of the kernel; a "
+                                            "trace records at most 15 roles",
+                                            kPassName, where(kernel, site), site.role));
+        }
+        roles.push_back(site.role);
+      }
+    }
+
+    // Which region each marker statement begins or ends; one region per marker.
+    struct Site {
+      bool begin = true;
+      uint32_t region = 0;
+      const ptx::MarkerSite* site = nullptr;
+    };
+    std::map<size_t, Site> sites;
+    for (uint32_t k = 0; k < regions.size(); ++k) {
+      for (int pass = 0; pass < 2; ++pass) {
+        const auto& list = pass == 0 ? regions[k].begins : regions[k].ends;
+        for (const auto& site : list) {
+          auto [it, inserted] = sites.emplace(site.statement, Site{pass == 0, k, &site});
+          if (!inserted && it->second.region != k) {
+            return fail("passes", fmt::format("{}: {}: this marker belongs to regions `{}` and "
+                                              "`{}` on different paths; tracing needs one region "
+                                              "per marker (move the marker out of the branch)",
+                                              kPassName, where(kernel, site),
+                                              regions[it->second.region].path, regions[k].path));
+          }
+        }
+      }
+    }
+
+    const bool scoped = !scope_.all();
+    const query::Clause* roleClause = scope_.clause(query::Coordinate::Role);
+    const query::Clause* iterClause = scope_.clause(query::Coordinate::Iteration);
+    const size_t n = regions.size();
+
+    // --- kernel entry --------------------------------------------------------------------------
+    std::string entry;
+    entry +=
+        fmt::format("\t// argus trace: kernel entry ({} regions, time base {}{})\n", n,
+                    timeBaseName(options_.timeBase), scoped ? ", scope " + scope_.canonical() : "");
+    entry +=
+        "\t.reg .b64 %argus_hdr;\n\t.reg .b64 %argus_base;\n\t.reg .b64 %argus_addr;\n"
+        "\t.reg .b64 %argus_now;\n\t.reg .b64 %argus_x;\n\t.reg .b32 %argus_cap;\n"
+        "\t.reg .b32 %argus_cnt;\n\t.reg .b32 %argus_warp;\n\t.reg .b32 %argus_cta;\n"
+        "\t.reg .b32 %argus_meta;\n\t.reg .b32 %argus_t<4>;\n\t.reg .pred %argus_on;\n"
+        "\t.reg .pred %argus_lead;\n\t.reg .pred %argus_ok;\n\t.reg .pred %argus_st;\n"
+        "\t.reg .pred %argus_ov;\n\t.reg .pred %argus_c;\n";
+    entry += fmt::format(
+        "\t.reg .b64 %argus_b<{}>;\n\t.reg .b32 %argus_m<{}>;\n"
+        "\t.reg .b32 %argus_i<{}>;\n",
+        n, n, n);
+    if (scoped) entry += fmt::format("\t.reg .pred %argus_s<{}>;\n", n);
+    if (roleClause) entry += fmt::format("\t.reg .pred %argus_r<{}>;\n", n);
+    entry += fmt::format(
+        "\tmov.u32 %argus_cap, 0;\n"
+        "\tmov.u32 %argus_t0, 0;\n"
+        "\tmov.u32 %argus_cnt, 0;\n"
+        "\tld.global.u64 %argus_hdr, [{}];\n"
+        "\tsetp.ne.u64 %argus_on, %argus_hdr, 0;\n"
+        "\t@%argus_on ld.global.u32 %argus_cap, [%argus_hdr+8];\n"
+        "\t@%argus_on ld.global.u32 %argus_t0, [%argus_hdr+16];\n"
+        "\tmov.u32 %argus_t1, %tid.z;\n"
+        "\tmov.u32 %argus_t2, %ntid.y;\n"
+        "\tmov.u32 %argus_t3, %tid.y;\n"
+        "\tmad.lo.u32 %argus_t1, %argus_t1, %argus_t2, %argus_t3;\n"
+        "\tmov.u32 %argus_t2, %ntid.x;\n"
+        "\tmov.u32 %argus_t3, %tid.x;\n"
+        "\tmad.lo.u32 %argus_t1, %argus_t1, %argus_t2, %argus_t3;\n"
+        "\tshr.u32 %argus_warp, %argus_t1, 5;\n"
+        "\tmov.u32 %argus_t1, %ctaid.z;\n"
+        "\tmov.u32 %argus_t2, %nctaid.y;\n"
+        "\tmov.u32 %argus_t3, %ctaid.y;\n"
+        "\tmad.lo.u32 %argus_t1, %argus_t1, %argus_t2, %argus_t3;\n"
+        "\tmov.u32 %argus_t2, %nctaid.x;\n"
+        "\tmov.u32 %argus_t3, %ctaid.x;\n"
+        "\tmad.lo.u32 %argus_cta, %argus_t1, %argus_t2, %argus_t3;\n"
+        "\tmad.lo.u32 %argus_t1, %argus_cta, %argus_t0, %argus_warp;\n"
+        "\tmul.wide.u32 %argus_x, %argus_t1, %argus_cap;\n"
+        "\tshl.b64 %argus_x, %argus_x, 5;\n"
+        "\tadd.s64 %argus_base, %argus_hdr, %argus_x;\n"
+        "\tadd.s64 %argus_base, %argus_base, {};\n"
+        "\tmov.u32 %argus_t0, %smid;\n"
+        "\tand.b32 %argus_meta, %argus_t0, 255;\n"
+        "\tor.b32 %argus_meta, %argus_meta, {:#x};\n",
+        trace::kTraceSymbol, sizeof(trace::TraceHeader), trace::kValidBit);
+    // Static scope clauses: the same for every occurrence of this thread.
+    auto staticClause = [&](query::Coordinate c, std::string_view value) {
+      const query::Clause* clause = scope_.clause(c);
+      if (clause == nullptr) return;
+      emitInSet(entry, value, clause->ranges, "%argus_c");
+      entry += "\tand.pred %argus_on, %argus_on, %argus_c;\n";
+    };
+    staticClause(query::Coordinate::Sm, "%argus_t0");
+    staticClause(query::Coordinate::Cta, "%argus_cta");
+    staticClause(query::Coordinate::Warp, "%argus_warp");
+    if (scope_.clause(query::Coordinate::Warpgroup) != nullptr) {
+      entry += "\tshr.u32 %argus_t2, %argus_warp, 2;\n";
+      staticClause(query::Coordinate::Warpgroup, "%argus_t2");
+    }
+    // `launch` is selected on the host (which launches get a buffer), so it is always true here.
+
+    const bool elect = smVersion(target_) >= 90;
+    std::map<size_t, std::string> code;  // marker statement -> instrumentation text
+    for (const auto& [statement, site] : sites) {
+      const uint32_t k = site.region;
+      const auto& region = regions[k];
+      const std::optional<uint32_t> parent = region.parent;
+      std::string text;
+      if (site.begin) {
+        text += fmt::format("\t// argus trace: begin {} (region {})\n", region.path, k);
+        if (!site.site->iteration.empty()) {
+          auto src = iterationSource(kernel, *site.site);
+          if (!src) return std::unexpected(src.error());
+          text += fmt::format("\t{} %argus_i{}, {};\n", src->instruction, k, src->operand);
+        } else if (parent) {
+          text += fmt::format("\tmov.b32 %argus_i{}, %argus_i{};\n", k, *parent);
+        } else {
+          text += fmt::format("\tmov.b32 %argus_i{}, {:#x};\n", k, trace::kNoIteration);
+        }
+        const bool ownRole = !site.site->role.empty();
+        if (ownRole || !parent) {
+          const uint32_t role = ownRole ? roleIndex(site.site->role) : trace::kNoRole;
+          text += fmt::format("\tor.b32 %argus_m{}, %argus_meta, {:#x};\n", k,
+                              (k << 16) | (role << 12));
+        } else {
+          // Same role as the enclosing region: replace only the region index bits.
+          text += fmt::format("\tbfi.b32 %argus_m{}, {}, %argus_m{}, 16, 12;\n", k, k, *parent);
+        }
+        if (scoped) {
+          text += fmt::format("\tmov.pred %argus_s{}, %argus_on;\n", k);
+          if (roleClause) {
+            if (ownRole) {
+              text += fmt::format("\tmov.pred %argus_r{}, {};\n", k,
+                                  roleClause->contains(site.site->role) ? 1 : 0);
+            } else if (parent) {
+              text += fmt::format("\tmov.pred %argus_r{}, %argus_r{};\n", k, *parent);
+            } else {
+              text += fmt::format("\tmov.pred %argus_r{}, 0;\n", k);
+            }
+            text += fmt::format("\tand.pred %argus_s{}, %argus_s{}, %argus_r{};\n", k, k, k);
+          }
+          if (iterClause) {
+            emitInSet(text, fmt::format("%argus_i{}", k), iterClause->ranges, "%argus_c");
+            text += fmt::format("\tand.pred %argus_s{}, %argus_s{}, %argus_c;\n", k, k);
+          }
+        }
+        text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
+      } else {
+        const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
+        text += fmt::format("\t// argus trace: end {} (region {})\n", region.path, k);
+        text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
+        text += "\tactivemask.b32 %argus_t0;\n";
+        if (elect) {
+          text += "\telect.sync _|%argus_lead, %argus_t0;\n";
+        } else {
+          text +=
+              "\tmov.u32 %argus_t1, %lanemask_lt;\n"
+              "\tand.b32 %argus_t1, %argus_t1, %argus_t0;\n"
+              "\tsetp.eq.u32 %argus_lead, %argus_t1, 0;\n";
+        }
+        text += fmt::format(
+            "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
+            "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
+            "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
+            "\tand.pred %argus_ov, %argus_ov, %argus_lead;\n"
+            "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
+            "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
+            "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
+            "%argus_i{3}, %argus_warp}};\n"
+            "\t@%argus_ok add.u32 %argus_cnt, %argus_cnt, 1;\n"
+            "\t@%argus_ov red.global.add.u64 [%argus_hdr+{4}], 1;\n",
+            active, sizeof(trace::TraceRecord), options_.storeCache, k,
+            offsetof(trace::TraceHeader, dropped));
+        ++recordSites_;
+      }
+      ++markersLowered_;
+      code[statement] = std::move(text);
+    }
+
+    // Rebuild the body: entry code after the leading declarations, each traced marker (with its
+    // inline-asm wrapper) replaced by its code, every other marker removed.
+    auto entryStatements = parseSnippet(entry, target_);
+    if (!entryStatements) return std::unexpected(entryStatements.error());
+    std::vector<Statement>& body = kernel.body;
+    std::vector<Statement> out;
+    out.reserve(body.size() + entryStatements->size() + sites.size() * 12);
+    size_t entryAt = 0;
+    while (entryAt < body.size() && body[entryAt].kind == Statement::Kind::Variable) ++entryAt;
+    std::map<size_t, size_t> spanAt;  // first statement of a marker's span -> the marker
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (markers::isMarker(body[i])) spanAt[markers::markerSpan(body, i).first] = i;
+    }
+    for (size_t i = 0; i <= body.size();) {
+      if (i == entryAt) {
+        for (auto& s : *entryStatements) out.push_back(std::move(s));
+      }
+      if (i == body.size()) break;
+      auto span = spanAt.find(i);
+      if (span == spanAt.end()) {
+        out.push_back(std::move(body[i]));
+        ++i;
+        continue;
+      }
+      const size_t marker = span->second;
+      if (auto it = code.find(marker); it != code.end()) {
+        auto statements = parseSnippet(it->second, target_);
+        if (!statements) return std::unexpected(statements.error());
+        for (auto& s : *statements) out.push_back(std::move(s));
+      } else {
+        ++markersStripped_;
+      }
+      i = markers::markerSpan(body, marker).last + 1;
+    }
+    body = std::move(out);
+
+    // --- the trace map ---------------------------------------------------------------------------
+    nlohmann::json map;
+    map["argus_trace_map"] = 1;
+    map["kernel"] = kernel.name;
+    map["time_base"] = timeBaseName(options_.timeBase);
+    map["capacity_hint"] = options_.capacityHint;
+    nlohmann::json regionList = nlohmann::json::array();
+    for (uint32_t k = 0; k < n; ++k) {
+      nlohmann::json r = {{"index", k}, {"id", regions[k].id}, {"path", regions[k].path}};
+      r["parent"] = regions[k].parent ? nlohmann::json(*regions[k].parent) : nlohmann::json();
+      regionList.push_back(std::move(r));
+    }
+    map["regions"] = std::move(regionList);
+    map["roles"] = roles;
+    map["scope"] = scope_.canonical();
+    nlohmann::json markerList = nlohmann::json::array();
+    for (const auto& [statement, site] : sites) {
+      nlohmann::json m = {{"region", site.region},
+                          {"kind", site.begin ? "begin" : "end"},
+                          {"ptx_line", site.site->ptx.line}};
+      if (!site.site->iteration.empty()) m["iteration"] = site.site->iteration;
+      if (!site.site->role.empty()) m["role"] = site.site->role;
+      markerList.push_back(std::move(m));
+    }
+    map["markers"] = std::move(markerList);
+    regions_ += n;
+    return map;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createLowerMarkersToTracePass() {
+  return std::make_unique<LowerMarkersToTracePass>();
+}
+
+}  // namespace argus::passes

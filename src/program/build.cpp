@@ -1,0 +1,430 @@
+#include "argus/program/build.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "argus/support/process.h"
+#include "argus/workspace/workspace.h"
+
+namespace argus::program {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool isNameChar(char c, bool first) {
+  return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (!first && c >= '0' && c <= '9');
+}
+
+/// `NAME=` at the start of the line, before any space or quote.
+std::optional<size_t> assignmentEnd(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && isNameChar(line[i], i == 0)) ++i;
+  if (i == 0 || i >= line.size() || line[i] != '=') return std::nullopt;
+  return i;
+}
+
+std::string shellQuote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string lastLines(std::string_view text, size_t maxLines) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  size_t pos = text.size();
+  for (size_t n = 0; n < maxLines && pos != std::string_view::npos && pos > 0; ++n)
+    pos = text.rfind('\n', pos - 1);
+  if (pos == std::string_view::npos || pos == 0) return std::string(text);
+  return "...\n" + std::string(text.substr(pos + 1));
+}
+
+void replaceAll(std::string& text, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  for (size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size()))
+    text.replace(pos, from.size(), to);
+}
+
+bool startsWithAny(std::string_view flag, std::initializer_list<std::string_view> prefixes) {
+  return std::ranges::any_of(prefixes, [&](std::string_view p) { return flag.starts_with(p); });
+}
+
+/// The value after `-o` in a command's words, or empty.
+std::string outputOf(const std::vector<std::string>& words) {
+  for (size_t i = 0; i + 1 < words.size(); ++i)
+    if (words[i] == "-o") return words[i + 1];
+  return {};
+}
+
+/// Runs the commands of one build, keeping the log and naming the step that fails.
+class Builder {
+ public:
+  Builder(const BuildOptions& options, fs::path workDir)
+      : options_(options), workDir_(std::move(workDir)) {}
+
+  std::vector<BuildStep>& steps() { return steps_; }
+
+  /// Runs argv directly.
+  Result<const BuildStep*> run(std::string name, const std::vector<std::string>& argv) {
+    std::string text;
+    for (const auto& a : argv) text += (text.empty() ? "" : " ") + shellQuote(a);
+    return execute(std::move(name), argv, std::move(text));
+  }
+
+  /// Runs a command from `nvcc -dryrun` through /bin/sh (it quotes and uses $VARs) with nvcc's
+  /// environment assignments set, as nvcc itself would run it.
+  Result<const BuildStep*> runShell(std::string name, const std::string& command,
+                                    const std::vector<std::pair<std::string, std::string>>& env) {
+    return execute(std::move(name), {"/bin/sh", "-c", command}, command, env);
+  }
+
+ private:
+  Result<const BuildStep*> execute(
+      std::string name, const std::vector<std::string>& argv, std::string text,
+      const std::vector<std::pair<std::string, std::string>>& env = {}) {
+    if (options_.cancelled && options_.cancelled())
+      return fail("build", fmt::format("cancelled before step `{}`", name));
+    const auto start = std::chrono::steady_clock::now();
+    auto result = runProcess(
+        argv, {.workingDirectory = workDir_, .timeout = options_.stepTimeout, .environment = env});
+    BuildStep step;
+    step.name = std::move(name);
+    step.command = std::move(text);
+    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!result) {
+      step.exitCode = -1;
+      step.err = result.error().text();
+      steps_.push_back(std::move(step));
+      return fail("build", fmt::format("step `{}` could not run: {}", steps_.back().name,
+                                       result.error().text()));
+    }
+    step.exitCode = result->exitCode;
+    step.out = std::move(result->out);
+    step.err = std::move(result->err);
+    steps_.push_back(std::move(step));
+    return &steps_.back();
+  }
+
+  const BuildOptions& options_;
+  fs::path workDir_;
+  std::vector<BuildStep> steps_;
+};
+
+/// `rewrite` (from, to) renames a temporary file in the tool's output to the one that stays.
+Error stepError(const BuildStep& step, std::string_view hint = {},
+                std::pair<std::string_view, std::string_view> rewrite = {}) {
+  std::string output = step.err.empty() ? step.out : step.err;
+  replaceAll(output, rewrite.first, rewrite.second);
+  return Error{"build", fmt::format("step `{}` failed (exit {}){}: {}\ncommand: {}", step.name,
+                                    step.exitCode, hint, lastLines(output, 30), step.command)};
+}
+
+/// `sm_90a` -> `90a`; the error says what an arch looks like.
+Result<std::string> archNumber(const ProgramSpec& spec) {
+  std::string_view arch = spec.arch;
+  for (std::string_view prefix : {"sm_", "compute_"})
+    if (arch.starts_with(prefix)) arch.remove_prefix(prefix.size());
+  if (arch.empty() || arch.front() < '0' || arch.front() > '9')
+    return fail("build", fmt::format("{}: field `arch`: `{}` is not a GPU architecture like sm_90a",
+                                     spec.file.string(), spec.arch));
+  return std::string(arch);
+}
+
+/// The spec's nvcc flags with the target selection replaced by the single device target.
+std::vector<std::string> compileFlags(const ProgramSpec& spec, const BuildOptions& options,
+                                      const std::string& arch) {
+  std::vector<std::string> flags;
+  std::vector<std::string> given = spec.nvccFlags;
+  given.insert(given.end(), options.extraFlags.begin(), options.extraFlags.end());
+  for (size_t i = 0; i < given.size(); ++i) {
+    const std::string& f = given[i];
+    // Flags that take their value as the next word.
+    if (f == "-gencode" || f == "--generate-code" || f == "-arch" || f == "--gpu-architecture" ||
+        f == "-code" || f == "--gpu-code" || f == "-o" || f == "--output-file") {
+      ++i;
+      continue;
+    }
+    if (startsWithAny(f, {"-gencode=", "--generate-code=", "-arch=", "--gpu-architecture=",
+                          "-code=", "--gpu-code="}) ||
+        f == "-lineinfo" || f == "--generate-line-info" || f == "-c" || f == "--compile")
+      continue;
+    flags.push_back(f);
+  }
+  flags.push_back(fmt::format("-gencode=arch=compute_{0},code=sm_{0}", arch));
+  if (options.lineInfo) flags.push_back("-lineinfo");
+  flags.push_back("-I" ARGUS_INCLUDE_DIR);
+  for (const auto& dir : spec.includeDirs) flags.push_back("-I" + dir.string());
+  return flags;
+}
+
+Result<void> copyFile(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec)
+    return fail("build", fmt::format("cannot copy `{}` to `{}`: {}", from.string(), to.string(),
+                                     ec.message()));
+  return {};
+}
+
+/// The build proper; the caller owns tmp and writes the log.
+Result<void> buildIn(const ProgramSpec& spec, std::string_view ptx, const fs::path& outDir,
+                     const fs::path& tmp, const BuildOptions& options, Builder& builder,
+                     BuildResult& result) {
+  if (spec.sources.size() != 1)
+    return fail("build", fmt::format("{}: field `sources`: Argus builds one device source per "
+                                     "program so far; found {}",
+                                     spec.file.string(), spec.sources.size()));
+  auto arch = archNumber(spec);
+  if (!arch) return std::unexpected(arch.error());
+  auto nvcc = findTool("nvcc");
+  if (!nvcc) return std::unexpected(nvcc.error());
+  const std::vector<std::string> flags = compileFlags(spec, options, *arch);
+  const fs::path& source = spec.sources.front();
+  const std::string stem = source.stem().string();
+  const fs::path keepDir = tmp / "nvcc";
+  std::error_code ec;
+  fs::create_directories(keepDir, ec);
+  if (ec)
+    return fail("build", fmt::format("cannot create `{}`: {}", keepDir.string(), ec.message()));
+
+  // 1. nvcc's own pipeline for the device source. --keep-dir gives the intermediate files
+  // stable names in our private directory instead of /tmp/tmpxft_*.
+  const fs::path deviceObject = tmp / (stem + ".device.o");
+  std::vector<std::string> argv{nvcc->string(), "-dryrun", "--keep", "--keep-dir",
+                                keepDir.string()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-c", source.string(), "-o", deviceObject.string()});
+  auto dry = builder.run("nvcc -dryrun", argv);
+  if (!dry) return std::unexpected(dry.error());
+  if ((*dry)->exitCode != 0) return std::unexpected(stepError(**dry));
+  auto lines = parseDryrun((*dry)->err);
+  if (!lines) return std::unexpected(lines.error());
+
+  // Find the one front-end step and the ptxas step that reads its PTX.
+  std::optional<size_t> cicc;
+  std::optional<size_t> ptxas;
+  for (size_t i = 0; i < lines->size(); ++i) {
+    const DryrunLine& l = (*lines)[i];
+    if (l.assignment) continue;
+    if (l.name == "cicc" && outputOf(l.words).ends_with(".ptx")) {
+      if (cicc)
+        return fail("build", fmt::format("nvcc -dryrun lists two front-end (cicc) steps for "
+                                         "`{}`; Argus builds one device target",
+                                         source.string()));
+      cicc = i;
+    }
+    if (l.name == "ptxas") ptxas = i;
+  }
+  if (!cicc || !ptxas || *ptxas < *cicc)
+    return fail("build", fmt::format("nvcc -dryrun for `{}` has no cicc step followed by ptxas; "
+                                     "cannot substitute PTX (listing:\n{})",
+                                     source.string(), lastLines((*dry)->err, 40)));
+  const std::string ciccPtx = outputOf((*lines)[*cicc].words);
+  const auto& ptxasWords = (*lines)[*ptxas].words;
+  if (std::ranges::find(ptxasWords, ciccPtx) == ptxasWords.end())
+    return fail("build", fmt::format("ptxas in the nvcc -dryrun listing does not read cicc's "
+                                     "output `{}`; cannot substitute PTX",
+                                     ciccPtx));
+  const std::string ptxasCubin = outputOf(ptxasWords);
+
+  result.ptx = outDir / (stem + ".ptx");
+  result.cubin = outDir / (stem + ".cubin");
+  if (auto w = writeFile(result.ptx, ptx); !w) return std::unexpected(w.error());
+
+  // 2. Replay, substituting the PTX after cicc wrote its own.
+  std::vector<std::pair<std::string, std::string>> env;
+  for (size_t i = 0; i < lines->size(); ++i) {
+    const DryrunLine& l = (*lines)[i];
+    if (l.assignment) {
+      std::erase_if(env, [&](const auto& e) { return e.first == l.name; });
+      env.emplace_back(l.name, l.value);
+      continue;
+    }
+    auto step = builder.runShell(l.name, l.value, env);
+    if (!step) return std::unexpected(step.error());
+    if ((*step)->exitCode != 0) {
+      const std::string kept = result.ptx.string();
+      if (i == *ptxas)
+        return std::unexpected(stepError(**step, " on the substituted PTX", {ciccPtx, kept}));
+      return std::unexpected(stepError(**step));
+    }
+    if (i == *cicc)
+      if (auto w = writeFile(ciccPtx, ptx); !w) return std::unexpected(w.error());
+    if (i == *ptxas && !ptxasCubin.empty())
+      if (auto c = copyFile(ptxasCubin, result.cubin); !c) return std::unexpected(c.error());
+  }
+
+  // 3. Host sources, compiled as nvcc normally would.
+  std::vector<std::string> objects{deviceObject.string()};
+  for (size_t i = 0; i < spec.hostSources.size(); ++i) {
+    const fs::path& host = spec.hostSources[i];
+    const fs::path object = tmp / fmt::format("host{}_{}.o", i, host.stem().string());
+    std::vector<std::string> hostArgv{nvcc->string()};
+    hostArgv.insert(hostArgv.end(), flags.begin(), flags.end());
+    hostArgv.insert(hostArgv.end(), {"-c", host.string(), "-o", object.string()});
+    auto step = builder.run("nvcc -c " + host.filename().string(), hostArgv);
+    if (!step) return std::unexpected(step.error());
+    if ((*step)->exitCode != 0) return std::unexpected(stepError(**step));
+    objects.push_back(object.string());
+  }
+
+  // 4. Link with nvcc: cudart (static, nvcc's default) and the spec's libraries.
+  result.executable = outDir / spec.name;
+  std::vector<std::string> linkArgv{nvcc->string(),
+                                    fmt::format("-gencode=arch=compute_{0},code=sm_{0}", *arch)};
+  linkArgv.insert(linkArgv.end(), objects.begin(), objects.end());
+  linkArgv.insert(linkArgv.end(), {"-o", result.executable.string()});
+  for (const auto& lib : spec.linkLibraries)
+    linkArgv.push_back(lib.starts_with('-') || lib.find('/') != std::string::npos ? lib
+                                                                                  : "-l" + lib);
+  auto link = builder.run("nvcc link", linkArgv);
+  if (!link) return std::unexpected(link.error());
+  if ((*link)->exitCode != 0) return std::unexpected(stepError(**link));
+  if (!fs::is_regular_file(result.executable, ec))
+    return fail("build", fmt::format("nvcc link succeeded but `{}` does not exist",
+                                     result.executable.string()));
+  return {};
+}
+
+}  // namespace
+
+std::string BuildResult::log() const {
+  std::string text;
+  for (const auto& s : steps) {
+    text += fmt::format("$ {}\n# step `{}`: exit {}, {:.2f} s\n", s.command, s.name, s.exitCode,
+                        s.seconds);
+    text += s.out;
+    if (!s.out.empty() && !s.out.ends_with('\n')) text += '\n';
+    text += s.err;
+    if (!s.err.empty() && !s.err.ends_with('\n')) text += '\n';
+  }
+  return text;
+}
+
+Result<std::vector<std::string>> splitShellWords(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool inWord = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (inWord) words.push_back(std::exchange(word, {}));
+      inWord = false;
+      continue;
+    }
+    inWord = true;
+    if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+    } else if (c == '\'') {
+      const size_t end = line.find('\'', i + 1);
+      if (end == std::string_view::npos)
+        return fail("build", fmt::format("unbalanced ' in command: {}", line));
+      word.append(line.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < line.size() && line[j] != '"'; ++j) {
+        if (line[j] == '\\' && j + 1 < line.size() &&
+            std::string_view("\"\\$`").find(line[j + 1]) != std::string_view::npos)
+          ++j;
+        word += line[j];
+      }
+      if (j >= line.size()) return fail("build", fmt::format("unbalanced \" in command: {}", line));
+      i = j;
+    } else {
+      word += c;
+    }
+  }
+  if (inWord) words.push_back(std::move(word));
+  return words;
+}
+
+Result<std::vector<DryrunLine>> parseDryrun(std::string_view text) {
+  std::vector<DryrunLine> lines;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.starts_with("#$ ")) continue;
+    line.remove_prefix(3);
+    DryrunLine out;
+    if (auto eq = assignmentEnd(line)) {
+      out.assignment = true;
+      out.name = std::string(line.substr(0, *eq));
+      out.value = std::string(line.substr(*eq + 1));
+    } else {
+      auto words = splitShellWords(line);
+      if (!words) return std::unexpected(words.error());
+      if (words->empty()) continue;
+      out.words = std::move(*words);
+      out.name = fs::path(out.words.front()).filename().string();
+      out.value = std::string(line);
+    }
+    lines.push_back(std::move(out));
+  }
+  return lines;
+}
+
+Result<BuildResult> buildWithPtx(const ProgramSpec& spec, std::string_view ptx,
+                                 const fs::path& outDir, const BuildOptions& options) {
+  std::error_code ec;
+  fs::create_directories(outDir, ec);
+  if (ec)
+    return fail("build", fmt::format("cannot create `{}`: {}", outDir.string(), ec.message()));
+  auto tmp = makeTempDir("argus-build");
+  if (!tmp) return std::unexpected(tmp.error());
+  Builder builder(options, *tmp);
+  BuildResult result;
+  auto built = buildIn(spec, ptx, outDir, *tmp, options, builder, result);
+  result.steps = std::move(builder.steps());
+  result.logFile = outDir / "build.log";
+  auto logged = writeFile(result.logFile, result.log());
+  if (options.keepIntermediates) {
+    fs::remove_all(outDir / "tmp", ec);
+    fs::copy(*tmp, outDir / "tmp", fs::copy_options::recursive, ec);
+  }
+  fs::remove_all(*tmp, ec);
+  if (!built) {
+    Error e = built.error();
+    e.message += fmt::format("\n(full log: {})", result.logFile.string());
+    return std::unexpected(std::move(e));
+  }
+  if (!logged) return std::unexpected(logged.error());
+  return result;
+}
+
+Result<workspace::VersionId> recordVariant(workspace::Workspace& ws, workspace::VersionId base,
+                                           const std::string& variantKey,
+                                           const VariantFiles& files) {
+  if (variantKey.empty()) return fail("build", "recordVariant: the variant key is empty");
+  if (files.ptx.empty())
+    return fail("build", fmt::format("recordVariant: variant `{}` has no PTX", variantKey));
+  workspace::NewVersion version;
+  version.kind = workspace::VersionKind::variant;
+  version.base = base;
+  version.transform = variantKey;
+  version.optionsJson = files.optionsJson;
+  version.label = "variant/" + variantKey;
+  version.task = files.task;
+  const std::string stem = fs::path(files.ptxName).stem().string();
+  version.files.push_back({files.ptxName, "ptx", files.ptx});
+  if (!files.cubin.empty()) version.files.push_back({stem + ".cubin", "cubin", files.cubin});
+  if (!files.executable.empty())
+    version.files.push_back({"executable", "executable", files.executable});
+  if (!files.traceMap.empty())
+    version.files.push_back({"trace_map.json", "trace_map", files.traceMap});
+  return ws.addVersion(version);
+}
+
+}  // namespace argus::program

@@ -1,0 +1,249 @@
+#include "argus/program/build.h"
+
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "argus/support/process.h"
+#include "argus/workspace/workspace.h"
+
+namespace argus::program {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kExamples = ARGUS_EXAMPLES_DIR;
+
+// --- Parsing nvcc -dryrun (no tools needed) ------------------------------------------------------
+
+// The shape nvcc 13.0 prints (abridged): environment assignments, then commands with quoted
+// arguments and $VAR references.
+constexpr std::string_view kDryrun =
+    "#$ _NVVM_BRANCH_=nvvm\n"
+    "#$ _SPACE_= \n"
+    "#$ _TARGET_DIR_=\n"
+    "#$ _TARGET_DIR_=targets/x86_64-linux\n"
+    "#$ CICC_PATH=/usr/local/cuda/bin/../nvvm/bin\n"
+    "#$ LIBRARIES=  \"-L/usr/local/cuda/lib/stubs\" \"-L/usr/local/cuda/lib\"\n"
+    "nvcc warning : something unrelated\n"
+    "#$ \"$CICC_PATH/cicc\" --c++17 -arch compute_90a --orig_src_path_name \"/a b/kernel.cu\" "
+    "\"/k/kernel.cpp1.ii\" -o \"/k/kernel.ptx\"\n"
+    "#$ ptxas -arch=sm_90a -m64  \"/k/kernel.ptx\"  -o \"/k/kernel.sm_90a.cubin\" \n"
+    "#$ gcc -DFATBINFILE=\"\\\"/k/x.fatbin.c\\\"\" -c x.cpp\n";
+
+TEST(Dryrun, ParsesAssignmentsAndCommands) {
+  auto lines = parseDryrun(kDryrun);
+  ASSERT_TRUE(lines) << lines.error().text();
+  ASSERT_EQ(lines->size(), 9u);
+  EXPECT_TRUE((*lines)[0].assignment);
+  EXPECT_EQ((*lines)[0].name, "_NVVM_BRANCH_");
+  EXPECT_EQ((*lines)[0].value, "nvvm");
+  EXPECT_EQ((*lines)[1].value, " ");
+  EXPECT_EQ((*lines)[2].value, "");
+  EXPECT_EQ((*lines)[5].name, "LIBRARIES");
+  EXPECT_EQ((*lines)[5].value, "  \"-L/usr/local/cuda/lib/stubs\" \"-L/usr/local/cuda/lib\"");
+
+  const DryrunLine& cicc = (*lines)[6];
+  EXPECT_FALSE(cicc.assignment);
+  EXPECT_EQ(cicc.name, "cicc");
+  ASSERT_GE(cicc.words.size(), 2u);
+  EXPECT_EQ(cicc.words.front(), "$CICC_PATH/cicc");
+  EXPECT_EQ(cicc.words[5], "/a b/kernel.cu");
+  EXPECT_EQ(cicc.words.back(), "/k/kernel.ptx");
+
+  EXPECT_EQ((*lines)[7].name, "ptxas");
+  EXPECT_EQ((*lines)[7].words.back(), "/k/kernel.sm_90a.cubin");
+  EXPECT_EQ((*lines)[8].words[1], "-DFATBINFILE=\"/k/x.fatbin.c\"");
+}
+
+TEST(Dryrun, UnbalancedQuoteIsAnError) {
+  auto lines = parseDryrun("#$ ptxas \"/k/kernel.ptx\n");
+  ASSERT_FALSE(lines);
+  EXPECT_NE(lines.error().message.find("unbalanced"), std::string::npos);
+}
+
+TEST(Dryrun, ShellWords) {
+  auto words = splitShellWords(R"(a 'b c' "d\"e" f\ g "$X/y")");
+  ASSERT_TRUE(words);
+  EXPECT_EQ(*words, (std::vector<std::string>{"a", "b c", "d\"e", "f g", "$X/y"}));
+}
+
+// --- Building (needs nvcc and cuobjdump, no GPU) -------------------------------------------------
+
+class VariantBuild : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto nvcc = findTool("nvcc"); !nvcc) GTEST_SKIP() << nvcc.error().text();
+    auto dir = makeTempDir("argus-build-test");
+    ASSERT_TRUE(dir) << dir.error().text();
+    root_ = *dir;
+    auto spec = loadProgramSpec(kExamples / "tma_gemm" / "argus.yaml");
+    ASSERT_TRUE(spec) << spec.error().text();
+    spec_ = std::move(*spec);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty()) fs::remove_all(root_, ec);
+  }
+
+  /// Instruction lines of `cuobjdump -sass` (addresses and encodings included, headers not).
+  std::string sass(const fs::path& binary) {
+    auto tool = findTool("cuobjdump");
+    if (!tool) {
+      ADD_FAILURE() << tool.error().text();
+      return {};
+    }
+    auto run = runProcess({tool->string(), "-sass", binary.string()});
+    EXPECT_TRUE(run && run->exitCode == 0) << (run ? run->err : run.error().text());
+    if (!run) return {};
+    static const std::regex instruction(R"(/\*[0-9a-f]{4,}\*/)");
+    std::string out;
+    size_t begin = 0;
+    while (begin < run->out.size()) {
+      size_t end = run->out.find('\n', begin);
+      if (end == std::string::npos) end = run->out.size();
+      std::string line = run->out.substr(begin, end - begin);
+      if (std::regex_search(line, instruction) || line.find("Function :") != std::string::npos)
+        out += line + '\n';
+      begin = end + 1;
+    }
+    return out;
+  }
+
+  fs::path root_;
+  ProgramSpec spec_;
+};
+
+TEST_F(VariantBuild, UnmodifiedPtxBuildsTheSameSassAsNvcc) {
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  auto built = buildWithPtx(spec_, *ptx, root_ / "variant");
+  ASSERT_TRUE(built) << built.error().text();
+  EXPECT_TRUE(fs::is_regular_file(built->executable));
+  EXPECT_TRUE(fs::is_regular_file(built->cubin));
+  EXPECT_TRUE(fs::is_regular_file(built->logFile));
+  EXPECT_NE(built->log().find("ptxas"), std::string::npos);
+  EXPECT_NE(built->log().find("cicc"), std::string::npos);
+
+  // The reference: nvcc building the spec in one command, as a user would.
+  auto nvcc = findTool("nvcc");
+  ASSERT_TRUE(nvcc);
+  std::vector<std::string> argv{nvcc->string(), "-lineinfo", "-I" ARGUS_INCLUDE_DIR};
+  argv.insert(argv.end(), spec_.nvccFlags.begin(), spec_.nvccFlags.end());
+  for (const auto& dir : spec_.includeDirs) argv.push_back("-I" + dir.string());
+  argv.push_back(spec_.sources.front().string());
+  for (const auto& host : spec_.hostSources) argv.push_back(host.string());
+  const fs::path reference = root_ / "reference";
+  argv.insert(argv.end(), {"-o", reference.string()});
+  auto run = runProcess(
+      argv, {.workingDirectory = root_, .timeout = std::chrono::seconds(600), .environment = {}});
+  ASSERT_TRUE(run && run->exitCode == 0) << (run ? run->err : run.error().text());
+
+  const std::string expected = sass(reference);
+  ASSERT_NE(expected.find("Function : tma_gemm"), std::string::npos) << expected;
+  EXPECT_EQ(sass(built->executable), expected);
+  EXPECT_EQ(sass(built->cubin), expected);
+}
+
+TEST_F(VariantBuild, ModifiedPtxIsWhatPtxasCompiles) {
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  // The B tile's shared-memory offset (8192 = 64x64 halves after the A tile): make it 12345.
+  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(*ptx, match, add)) << "no `add.s32 ..., 8192` in the PTX";
+  std::string modified = *ptx;
+  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
+                   match[1].str() + "12345;");
+
+  auto original = buildWithPtx(spec_, *ptx, root_ / "original");
+  ASSERT_TRUE(original) << original.error().text();
+  auto changed = buildWithPtx(spec_, modified, root_ / "changed");
+  ASSERT_TRUE(changed) << changed.error().text();
+  const std::string before = sass(original->executable);
+  const std::string after = sass(changed->executable);
+  EXPECT_NE(before, after);
+  EXPECT_EQ(before.find("0x3039"), std::string::npos);  // 12345
+  EXPECT_NE(after.find("0x3039"), std::string::npos) << after;
+  auto kept = readFile(changed->ptx);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, modified);
+}
+
+TEST_F(VariantBuild, BadPtxNamesPtxasAndTheLine) {
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  std::string bad = *ptx;
+  const size_t at = bad.find("add.s32");
+  ASSERT_NE(at, std::string::npos);
+  const size_t line = static_cast<size_t>(std::count(bad.begin(), bad.begin() + at, '\n')) + 1;
+  bad.replace(at, 7, "frobnicate.s32");
+  auto built = buildWithPtx(spec_, bad, root_ / "bad");
+  ASSERT_FALSE(built);
+  const std::string& message = built.error().message;
+  EXPECT_EQ(built.error().component, "build");
+  EXPECT_NE(message.find("step `ptxas` failed"), std::string::npos) << message;
+  EXPECT_NE(message.find("line " + std::to_string(line)), std::string::npos) << message;
+  // The message points at the PTX that stays behind, not at a deleted temporary file.
+  EXPECT_NE(message.find((root_ / "bad" / "kernel.ptx").string()), std::string::npos) << message;
+  EXPECT_TRUE(fs::is_regular_file(root_ / "bad" / "build.log"));
+}
+
+// --- Recording variants ------------------------------------------------------------------------
+
+TEST(RecordVariant, AddsAVariantVersionOnItsBase) {
+  auto dir = makeTempDir("argus-record-test");
+  ASSERT_TRUE(dir);
+  {
+    auto ws = workspace::Workspace::open(*dir / ".argus", {.syncBlobs = false});
+    ASSERT_TRUE(ws) << ws.error().text();
+    auto base = ws->addVersion({.kind = workspace::VersionKind::program,
+                                .label = "tma_gemm",
+                                .files = {{"kernel.cu", "cuda_source", "__global__ void k() {}"},
+                                          {"kernel.ptx", "ptx", "// original"}}});
+    ASSERT_TRUE(base) << base.error().text();
+    VariantFiles files;
+    files.ptx = "// traced";
+    files.cubin = "cubin bytes";
+    files.traceMap = R"({"argus_trace_map":1})";
+    files.optionsJson = R"({"transforms":["lower_markers_to_trace"]})";
+    auto variant = recordVariant(*ws, *base, "trace", files);
+    ASSERT_TRUE(variant) << variant.error().text();
+
+    auto record = ws->version(*variant);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->kind, workspace::VersionKind::variant);
+    ASSERT_TRUE(record->base);
+    EXPECT_EQ(*record->base, *base);
+    EXPECT_EQ(record->transform, "trace");
+    EXPECT_EQ(record->label, "variant/trace");
+    auto lineage = ws->lineage(*variant);
+    ASSERT_TRUE(lineage);
+    EXPECT_EQ(lineage->size(), 2u);
+
+    auto fileList = ws->versionFiles(*variant);
+    ASSERT_TRUE(fileList);
+    std::map<std::string, std::string> contents;
+    for (const auto& f : *fileList) {
+      auto bytes = ws->readArtifact(f.artifact.id);
+      ASSERT_TRUE(bytes);
+      contents[f.name] = *bytes;
+    }
+    EXPECT_EQ(contents["kernel.cu"], "__global__ void k() {}");  // inherited from the base
+    EXPECT_EQ(contents["kernel.ptx"], "// traced");              // replaced
+    EXPECT_EQ(contents["kernel.cubin"], "cubin bytes");
+    EXPECT_EQ(contents["trace_map.json"], R"({"argus_trace_map":1})");
+    EXPECT_FALSE(contents.contains("executable"));
+
+    EXPECT_FALSE(recordVariant(*ws, *base, "", files));
+    EXPECT_FALSE(recordVariant(*ws, *base, "empty", VariantFiles{}));
+  }
+  std::error_code ec;
+  fs::remove_all(*dir, ec);
+}
+
+}  // namespace
+}  // namespace argus::program

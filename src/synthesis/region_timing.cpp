@@ -1,0 +1,145 @@
+#include "argus/synthesis/region_timing.h"
+
+#include <cstddef>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "argus/backends/run.h"
+#include "argus/trace/decode.h"
+
+namespace argus::synthesis {
+namespace {
+
+using json = nlohmann::json;
+
+bool inSubtree(const std::string& path, const std::string& root) {
+  return root.empty() || path == root || path.starts_with(root + "/");
+}
+
+/// Keeps occurrences the scope selects; role and the integer coordinates are checked here,
+/// launch is checked per launch by the caller.
+bool selected(const trace::Occurrence& o, const trace::TraceMap& map, const query::Scope& scope) {
+  using query::Coordinate;
+  for (const auto& clause : scope.clauses) {
+    switch (clause.coordinate) {
+      case Coordinate::Role:
+        if (!o.role || *o.role >= map.roles.size() || !clause.contains(map.roles[*o.role]))
+          return false;
+        break;
+      case Coordinate::Iteration:
+        if (!o.iteration || !clause.contains(static_cast<int64_t>(*o.iteration))) return false;
+        break;
+      case Coordinate::Sm:
+        if (!clause.contains(static_cast<int64_t>(o.sm))) return false;
+        break;
+      case Coordinate::Cta:
+        if (!clause.contains(static_cast<int64_t>(o.cta))) return false;
+        break;
+      case Coordinate::Warp:
+        if (!clause.contains(static_cast<int64_t>(o.warp))) return false;
+        break;
+      case Coordinate::Warpgroup:
+        if (!clause.contains(static_cast<int64_t>(o.warp / 4))) return false;
+        break;
+      case Coordinate::Launch:
+        break;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<json> regionTiming(std::string_view bundleBytes, const std::string& regionPath,
+                          const query::Scope& scope) {
+  auto bundle = backends::decodeBundle(bundleBytes);
+  if (!bundle) return std::unexpected(bundle.error());
+  const query::Clause* launchClause = scope.clause(query::Coordinate::Launch);
+  std::optional<trace::TraceMap> map;
+  trace::DecodedTrace all;
+  int64_t launchIndex = -1;
+  size_t launches = 0;
+  for (const auto& launch : bundle->launches) {
+    if (launch.buffer.empty()) continue;
+    ++launchIndex;
+    if (launchClause != nullptr && !launchClause->contains(launchIndex)) continue;
+    const std::string kernel = launch.info.value("kernel", "");
+    if (!bundle->traceMap.contains(kernel))
+      return fail("synthesis", fmt::format("launch {} of kernel `{}` has no trace map in the "
+                                           "evidence",
+                                           launch.info.value("seq", 0), kernel));
+    auto parsed = trace::parseTraceMap(bundle->traceMap[kernel]);
+    if (!parsed) return std::unexpected(parsed.error());
+    if (!map) map = *parsed;
+    auto decoded = trace::decodeTrace(
+        std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), *parsed);
+    if (!decoded) return std::unexpected(decoded.error());
+    ++launches;
+    all.header = decoded->header;
+    all.dropped += decoded->dropped;
+    all.invalidRecords += decoded->invalidRecords;
+    for (const auto& o : decoded->occurrences)
+      if (inSubtree(parsed->regions[o.region].path, regionPath) && selected(o, *parsed, scope))
+        all.occurrences.push_back(o);
+  }
+  if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
+  auto stats = trace::regionStatistics(all, *map);
+  json statistics = trace::statisticsJson(stats, all, *map);
+  // Only the queried subtree.
+  json regions = json::array();
+  for (const auto& r : statistics["regions"])
+    if (inSubtree(r.value("path", ""), regionPath)) regions.push_back(r);
+  statistics["regions"] = regions;
+  statistics["launches"] = launches;
+  json occurrences = json::array();
+  for (const auto& r : regions)
+    occurrences.push_back({{"path", r.value("path", "")},
+                           {"id", r.value("id", "")},
+                           {"count", r["duration"].value("count", 0)}});
+  return json{{"duration", statistics},
+              {"occurrences",
+               {{"regions", occurrences}, {"launches", launches}, {"dropped", all.dropped}}}};
+}
+
+Result<json> bundleTimeline(std::string_view bundleBytes) {
+  auto bundle = backends::decodeBundle(bundleBytes);
+  if (!bundle) return std::unexpected(bundle.error());
+  json events = json::array();
+  for (const auto& launch : bundle->launches) {
+    if (launch.buffer.empty()) continue;
+    const std::string kernel = launch.info.value("kernel", "");
+    if (!bundle->traceMap.contains(kernel)) continue;
+    auto map = trace::parseTraceMap(bundle->traceMap[kernel]);
+    if (!map) return std::unexpected(map.error());
+    auto decoded = trace::decodeTrace(
+        std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), *map);
+    if (!decoded) return std::unexpected(decoded.error());
+    json trace = trace::chromeTrace(*decoded, *map);
+    for (auto& e : trace["traceEvents"]) events.push_back(e);
+  }
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+void registerSynthesisExecutors(runtime::ExecutorRegistry& registry) {
+  (void)registry.add(runtime::ExecutorRecord{
+      "region_timing", "decodes region-trace evidence into observed per-region durations",
+      std::make_shared<runtime::FunctionExecutor>([](runtime::TaskContext& ctx)
+                                                      -> Result<runtime::TaskOutputs> {
+        auto evidence = ctx.inputs.find("evidence");
+        if (evidence == ctx.inputs.end())
+          return fail("synthesis", fmt::format("task `{}` has no `evidence` input", ctx.task.id));
+        auto bytes = evidence->second.read();
+        if (!bytes) return std::unexpected(bytes.error());
+        auto scope = query::parseScope(ctx.task.scope);
+        if (!scope) return std::unexpected(scope.error());
+        auto result = regionTiming(*bytes, ctx.task.region, *scope);
+        if (!result) return std::unexpected(result.error());
+        runtime::TaskOutputs out;
+        out.artifacts["duration"] = runtime::Artifact::fromData((*result)["duration"].dump());
+        out.artifacts["occurrences"] = runtime::Artifact::fromData((*result)["occurrences"].dump());
+        return out;
+      })});
+}
+
+}  // namespace argus::synthesis

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""GPU test of `argus query` timings against facts independent of the tracer.
+
+1. TMA GEMM (examples/tma_gemm, 256x256x512: 8 CTAs, 8 K-tiles, 1 producer + 4 consumer warps):
+   occurrence counts must equal what the launch shape implies exactly (mainloop 8*8*5 = 320,
+   tma_load 64, mma 256, epilogue 32), and nested child totals must not exceed the parent's.
+2. Seed kernel at inner = 64 and 512 (one launch each, selected with scope launch=0 / launch=1):
+   65,536 occurrences per launch and a median duration ratio near 512/64 = 8.
+Exits 77 (skip) when there is no GPU. Usage: query_test.py ARGUS SOURCE_DIR
+"""
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+
+argus, source = sys.argv[1], sys.argv[2]
+if shutil.which("nvidia-smi") is None or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0:
+    print("SKIP: no CUDA device (nvidia-smi lists none)")
+    sys.exit(77)
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def query(workspace, *args):
+    cmd = [argus, "query", "--json", "--workspace", workspace, *args]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if run.returncode != 0:
+        print(run.stdout[-4000:], run.stderr[-4000:])
+        raise SystemExit(f"argus query failed ({run.returncode}): {' '.join(cmd)}")
+    return json.loads(run.stdout)
+
+
+with tempfile.TemporaryDirectory() as ws:
+    report = query(ws, "--program", f"{source}/examples/tma_gemm/argus.yaml", "--region", "",
+                   "--signals", "duration")
+    regions = {r["path"]: r for r in report["signals"]["duration"]["value"]["regions"]}
+    expected = {"mainloop": 320, "mainloop/tma_load": 64, "mainloop/mma": 256, "epilogue": 32}
+    for path, count in expected.items():
+        got = regions.get(path, {}).get("duration", {}).get("count")
+        check(got == count, f"tma_gemm {path}: {got} occurrences, launch shape implies {count}")
+    total = lambda p: regions[p]["duration"]["total"]
+    check(total("mainloop/tma_load") + total("mainloop/mma") <= total("mainloop"),
+          "tma_gemm: tma_load + mma totals <= mainloop total")
+    check(report["signals"]["duration"]["value"].get("dropped", 1) == 0, "tma_gemm: no dropped records")
+    check(report["signals"]["duration"]["qualification"] == "observed", "qualification is observed")
+
+    again = query(ws, "--program", f"{source}/examples/tma_gemm/argus.yaml", "--region", "",
+                  "--signals", "duration")
+    check(again["run"]["executed"] == 0, f"second identical query executed {again['run']['executed']} tasks (reuse)")
+
+    medians = []
+    for launch in (0, 1):
+        r = query(ws, "--program", f"{source}/tests/gpu_query/linear_seed.yaml", "--region", "occurrence",
+                  "--signals", "duration", "--scope", f"launch={launch}")
+        d = r["signals"]["duration"]["value"]["regions"][0]["duration"]
+        check(d["count"] == 128 * 8 * 64, f"seed launch {launch}: {d['count']} occurrences, expected 65536")
+        medians.append(d["median"])
+    ratio = medians[1] / medians[0]
+    check(6.0 <= ratio <= 9.0, f"seed occurrence median ratio inner 512/64 = {ratio:.2f} (expected near 8)")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
