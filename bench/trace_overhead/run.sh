@@ -11,6 +11,7 @@
 #   TABLE        memory variant's table size, a power of two (default 4096)
 #   PYTHON       python3 with Triton and torch, for the Proton comparison (default python3)
 #   SKIP_PROTON=1  only the Argus part
+#   TIME_BASE    trace timestamps: globaltimer (default) or clock64
 #
 # Both variants run under the injection library (same CUPTI kernel-activity collection), so the
 # compared numbers are CUPTI's GPU kernel durations; the harness's event timings are printed too
@@ -49,7 +50,8 @@ echo "out:    $out"
 
 for variant in trace_free full_trace; do
   echo "== build $variant"
-  "$argus" build --program "$here/argus.yaml" --variant "$variant" -o "$out/seed_$variant"
+  "$argus" build --program "$here/argus.yaml" --variant "$variant" -o "$out/seed_$variant" \
+    ${TIME_BASE:+--time-base "$TIME_BASE"}
 done
 
 for variant in trace_free full_trace; do
@@ -58,7 +60,8 @@ for variant in trace_free full_trace; do
   # 64 records per warp fit exactly; only the first 4 launches keep their trace files.
   CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$out/$variant" ARGUS_TRACE_CAPACITY=64 \
     ARGUS_TRACE_MAX_FILES=4 \
-    "$out/seed_$variant" --kernel both --inner "$inner" --reps "$reps" --warmup "$warmup" \
+    "$out/seed_$variant/trace_overhead" --kernel both --inner "$inner" --reps "$reps" \
+    --warmup "$warmup" \
     --table "$table" | tee "$out/$variant.jsonl"
   if [ -s "$out/$variant/errors.txt" ]; then
     echo "run.sh: $variant: injection errors:" >&2

@@ -57,7 +57,8 @@ with tempfile.TemporaryDirectory() as ws:
 
     medians = []
     for launch in (0, 1):
-        r = query(ws, "--program", f"{source}/tests/gpu_query/linear_seed.yaml", "--region", "occurrence",
+        r = query(ws, "--program", f"{source}/tests/gpu_query/linear_seed.yaml", "--kernel", "seed_compute",
+                  "--region", "occurrence",
                   "--signals", "duration", "--scope", f"launch={launch}")
         d = r["signals"]["duration"]["value"]["regions"][0]["duration"]
         check(d["count"] == 128 * 8 * 64, f"seed launch {launch}: {d['count']} occurrences, expected 65536")
