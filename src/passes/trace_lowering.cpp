@@ -239,11 +239,15 @@ class LowerMarkersToTracePass final : public Pass {
     }
     ptx::TopLevel decl;
     decl.kind = ptx::TopLevel::Kind::Variable;
+    // In the constant bank, so the kernel reads address, capacity and warps per CTA with one
+    // cached ld.const at entry instead of a global load followed by two dependent header loads
+    // (measured on the H200: the dependent chain cost the first record of every warp ~1 us).
     decl.variable.linkage = ".visible";
-    decl.variable.stateSpace = ".global";
-    decl.variable.align = 8;
-    decl.variable.type = ".u64";
+    decl.variable.stateSpace = ".const";
+    decl.variable.align = 16;
+    decl.variable.type = ".b8";
     decl.variable.name = trace::kTraceSymbol;
+    decl.variable.dims = {trace::kTraceSymbolBytes};
     // After the module header directives (.version/.target/.address_size), before any function.
     size_t at = 0;
     while (at < module.items.size() && module.items[at].kind != ptx::TopLevel::Kind::Function &&
@@ -387,10 +391,11 @@ class LowerMarkersToTracePass final : public Pass {
         "\tmov.u32 %argus_cap, 0;\n"
         "\tmov.u32 %argus_t0, 0;\n"
         "\tmov.u32 %argus_cnt, 0;\n"
-        "\tld.global.u64 %argus_hdr, [{}];\n"
+        "\tld.const.v2.u64 {{%argus_hdr, %argus_x}}, [{}];\n"
         "\tsetp.ne.u64 %argus_on, %argus_hdr, 0;\n"
-        "\t@%argus_on ld.global.u32 %argus_cap, [%argus_hdr+8];\n"
-        "\t@%argus_on ld.global.u32 %argus_t0, [%argus_hdr+16];\n"
+        "\tcvt.u32.u64 %argus_cap, %argus_x;\n"
+        "\tshr.u64 %argus_x, %argus_x, 32;\n"
+        "\tcvt.u32.u64 %argus_t0, %argus_x;\n"
         "\tmov.u32 %argus_t1, %tid.z;\n"
         "\tmov.u32 %argus_t2, %ntid.y;\n"
         "\tmov.u32 %argus_t3, %tid.y;\n"

@@ -102,7 +102,7 @@ TEST_P(TraceLoweringExample, AssemblesAndOnlyAddsInstructions) {
   ASSERT_TRUE(applyTransforms(stripped, {"strip_markers"}, {}).has_value());
   const std::string tracedText = ptx::printModule(traced);
   EXPECT_EQ(tracedText.find("@argus"), std::string::npos);
-  EXPECT_NE(tracedText.find(".visible .global .align 8 .u64 __argus_trace;"), std::string::npos);
+  EXPECT_NE(tracedText.find(".visible .const .align 16 .b8 __argus_trace[16];"), std::string::npos);
   ASSERT_FALSE(result->traceMap.empty());
   const auto& stats = result->statistics["lower_markers_to_trace"];
   EXPECT_GT(stats["records"].get<uint64_t>(), 0u);

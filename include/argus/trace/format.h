@@ -14,17 +14,27 @@
 // valid records, slot by slot in append order. With ARGUS_TRACE_FULL=1 reserved[0] is 0 and
 // the whole buffer follows the header.
 //
-// The kernel finds the buffer through the module-scope variable kTraceSymbol, which the
-// injection library sets with cuModuleGetGlobal + a copy before the launch. When it is null
-// (an ordinary run without the injection library) the traced kernel records nothing.
+// The kernel finds the buffer through the module-scope constant kTraceSymbol (TraceSymbol: the
+// header's device address, capacityPerWarp and warpsPerCta, 16 bytes in the constant bank),
+// which the injection library sets with cuModuleGetGlobal + a copy before the launch. When the
+// address is 0 (an ordinary run without the injection library) the kernel records nothing.
 #pragma once
 
 #include <cstdint>
 
 namespace argus::trace {
 
-/// Name of the `.global .u64` variable that holds the device address of the TraceHeader.
+/// Name of the `.const` variable (a TraceSymbol) through which the kernel finds its buffer.
 inline constexpr const char* kTraceSymbol = "__argus_trace";
+
+/// The contents of kTraceSymbol. Legacy 8-byte symbols hold only the address.
+struct TraceSymbol {
+  std::uint64_t header = 0;  ///< Device address of the TraceHeader; 0 = not tracing.
+  std::uint32_t capacityPerWarp = 0;
+  std::uint32_t warpsPerCta = 0;
+};
+static_assert(sizeof(TraceSymbol) == 16);
+inline constexpr std::uint64_t kTraceSymbolBytes = sizeof(TraceSymbol);
 
 inline constexpr std::uint32_t kTraceMagic = 0x54475241u;  // "ARGT" little-endian
 inline constexpr std::uint32_t kTraceVersion = 1;

@@ -40,6 +40,7 @@
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,7 @@ namespace {
 
 struct SymbolInfo {
   CUdeviceptr address = 0;  ///< 0: the function's module has no trace variable.
+  std::size_t bytes = 0;    ///< Its size: 16 (TraceSymbol) or 8 (address only).
   std::string module;       ///< Handle, hex.
   std::string lookup;
 };
@@ -71,6 +73,7 @@ struct PendingLaunch {
   bool active = false;
   LaunchLine line;
   CUdeviceptr symbol = 0;
+  std::size_t symbolBytes = 0;
   CUdeviceptr buffer = 0;
   TraceGeometry geometry;
   std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
@@ -185,6 +188,7 @@ SymbolInfo findSymbol(CUfunction f) {
     found = false;
   }
   info.address = found ? address : 0;
+  info.bytes = found ? std::min<std::size_t>(bytes, sizeof(trace::TraceSymbol)) : 0;
   return info;
 }
 
@@ -201,8 +205,9 @@ CUdeviceptr bufferFor(CUcontext context, std::uint64_t bytes) {
   return address;
 }
 
-void setSymbol(CUdeviceptr symbol, std::uint64_t value) {
-  check(vendor().cuMemcpyHtoD(symbol, &value, sizeof value), "cuMemcpyHtoD (__argus_trace)");
+/// Writes the symbol's contents (only the address into a legacy 8-byte symbol).
+bool setSymbol(CUdeviceptr symbol, std::size_t bytes, const trace::TraceSymbol& value) {
+  return check(vendor().cuMemcpyHtoD(symbol, &value, bytes), "cuMemcpyHtoD (__argus_trace)");
 }
 
 struct LaunchArgs {
@@ -302,7 +307,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   p.hold = std::unique_lock(gState->launchMutex);
   if (!geometry) {
     p.line.note = "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
-    setSymbol(info.address, 0);
+    setSymbol(info.address, info.bytes, {});
     return;
   }
   CUdeviceptr buffer = 0;
@@ -311,19 +316,19 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
     buffer = bufferFor(context, geometry->bytes);
   }
   const trace::TraceHeader header = initialHeader(*geometry);
-  const std::uint64_t bufferAddress = buffer;
+  const trace::TraceSymbol symbolValue{buffer, geometry->capacityPerWarp, geometry->warpsPerCta};
   const bool ready =
       buffer != 0 && check(api.cuMemsetD8(buffer, 0, geometry->bytes), "cuMemsetD8 (trace)") &&
       check(api.cuMemcpyHtoD(buffer, &header, sizeof header), "cuMemcpyHtoD (trace header)") &&
-      check(api.cuMemcpyHtoD(info.address, &bufferAddress, sizeof bufferAddress),
-            "cuMemcpyHtoD (__argus_trace)") &&
+      setSymbol(info.address, info.bytes, symbolValue) &&
       check(api.cuCtxSynchronize(), "cuCtxSynchronize (before launch)");
   if (!ready) {
     p.line.note = "trace set-up failed (errors.txt): not traced";
-    setSymbol(info.address, 0);
+    setSymbol(info.address, info.bytes, {});
     return;
   }
   p.symbol = info.address;
+  p.symbolBytes = info.bytes;
   p.buffer = buffer;
   p.geometry = *geometry;
   p.line.traced = true;
@@ -353,7 +358,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                                   count * sizeof(trace::TraceRecord)),
                  "cuMemcpyDtoH (records)");
     }
-    setSymbol(p.symbol, 0);
+    setSymbol(p.symbol, p.symbolBytes, {});
     if (ok && (header.magic != trace::kTraceMagic || header.warpSlots != p.geometry.warpSlots ||
                header.capacityPerWarp != p.geometry.capacityPerWarp)) {
       reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel +
