@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Region-tracing overhead on the seed microbenchmark (RESULTS.md, "Region tracing overhead").
+# Region-tracing overhead on the seed microbenchmark (BENCHMARKS.md, "Region tracing overhead").
 #
 # Usage: bench/trace_overhead/run.sh ARGUS OUT
 #   ARGUS  the argus binary (its `build` verb makes the trace_free and full_trace variants)
