@@ -11,6 +11,7 @@
 #include "argus/backends/compile.h"
 #include "argus/backends/run.h"
 #include "argus/passes/transforms.h"
+#include "argus/program/build.h"
 #include "argus/program/program.h"
 #include "argus/runtime/observer.h"
 #include "argus/runtime/scheduler.h"
@@ -105,6 +106,58 @@ std::string formatNs(double ns) {
   return fmt::format("{:.0f} ns", ns);
 }
 
+/// The workspace version of the program (spec and sources), made once per content: a version
+/// whose options record the same content hash is reused.
+Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
+                                            const program::ProgramSpec& spec,
+                                            const std::string& contentHash) {
+  const std::string options = nlohmann::json{{"content", contentHash}}.dump();
+  auto versions = ws.versions();
+  if (!versions) return std::unexpected(versions.error());
+  for (const auto& v : *versions)
+    if (v.kind == workspace::VersionKind::program && !v.base && v.optionsJson == options)
+      return v.id;
+  workspace::NewVersion version;
+  version.kind = workspace::VersionKind::program;
+  version.label = spec.name;
+  version.optionsJson = options;
+  std::vector<std::pair<fs::path, std::string>> files{{spec.file, "program_spec"}};
+  for (const auto& f : spec.sources) files.emplace_back(f, "cuda_source");
+  for (const auto& f : spec.hostSources) files.emplace_back(f, "host_source");
+  for (const auto& [path, kind] : files) {
+    auto bytes = readFile(path);
+    if (!bytes) return std::unexpected(bytes.error());
+    version.files.push_back({path.filename().string(), kind, std::move(*bytes)});
+  }
+  return ws.addVersion(version);
+}
+
+/// Records every variant this run built as a version derived from the program's version.
+void recordBuiltVariants(workspace::Workspace& ws, workspace::VersionId base,
+                         const runtime::RunReport& report, runtime::ResultStore& store,
+                         json& variants) {
+  for (const auto& t : report.tasks) {
+    if (!t.executed || t.outcome.state != runtime::TaskState::Succeeded ||
+        t.id.rfind("build/", 0) != 0)
+      continue;
+    const std::string key = t.id.substr(6);
+    const auto* variantTask = report.find("variant/" + key);
+    if (variantTask == nullptr) continue;
+    auto built = store.lookup(t.memoKey);
+    auto variant = store.lookup(variantTask->memoKey);
+    if (!built || !variant || !variant->artifacts.contains("ptx")) continue;
+    program::VariantFiles files;
+    if (auto ptx = variant->artifacts.at("ptx").read()) files.ptx = *ptx;
+    if (auto it = variant->artifacts.find("trace_map"); it != variant->artifacts.end())
+      if (auto map = it->second.read()) files.traceMap = *map;
+    if (auto it = built->artifacts.find("cubin"); it != built->artifacts.end())
+      if (auto cubin = it->second.read()) files.cubin = *cubin;
+    if (const auto* d = report.plan.find(variantTask->id)) files.optionsJson = d->config.dump();
+    auto id = program::recordVariant(ws, base, key, files);
+    if (id) variants.push_back({{"variant", key}, {"version", id->text()}});
+  }
+}
+
 int runQuery(const QueryCommandOptions& o) {
   auto prepared = prepareQuery(o.query);
   if (!prepared) return reportError(prepared.error());
@@ -162,6 +215,9 @@ int runQuery(const QueryCommandOptions& o) {
     if (reasons.contains(t.id))
       notCollected.push_back({{"task", t.id}, {"reason", rootReason(reasons, t.id)}});
 
+  auto baseVersion = programVersion(*ws, *spec, prepared->plan.programVersion);
+  if (!baseVersion) return reportError(baseVersion.error());
+
   runtime::installInterruptHandler();
   runtime::WorkspaceResultStore store(*ws);
   runtime::ProgressObserver progress;
@@ -175,6 +231,9 @@ int runQuery(const QueryCommandOptions& o) {
   runtime::Scheduler scheduler(registry, store, options);
   auto report = scheduler.run(plan);
   if (!report) return reportError(report.error());
+
+  json variants = json::array();
+  recordBuiltVariants(*ws, *baseVersion, *report, store, variants);
 
   // Assemble the answer.
   json signals = json::object();
@@ -223,6 +282,8 @@ int runQuery(const QueryCommandOptions& o) {
   json result{{"schema", "argus.report/1"},
               {"query", query::toJson(q)},
               {"program_version", prepared->plan.programVersion},
+              {"workspace_version", baseVersion->text()},
+              {"new_variant_versions", variants},
               {"kernel", prepared->plan.kernel},
               {"region", prepared->plan.regionPath},
               {"region_id", prepared->plan.regionId},
