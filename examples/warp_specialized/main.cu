@@ -1,83 +1,10 @@
-// Host driver of the warp_specialized example: random FP16 inputs, one GEMM on the GPU, a
-// double-precision CPU reference, PASS/FAIL. Usage: argus_example_warp_specialized [M N K]
-// (multiples of 128, 128, 64).
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include "../common/example_util.h"
+// Host driver of the warp_specialized example. Usage: argus_example_warp_specialized [M N K]
+// (multiples of 128, 128, 64); the default 512 x 512 x 1024 runs 16 K-iterations of 64.
+#include "../common/gemm_check.h"
 #include "warp_specialized.h"
 
 int main(int argc, char** argv) {
-  int m = 512;
-  int n = 512;
-  int k = 1024;  // 16 K-iterations of 64
-  if (argc == 4) {
-    m = std::atoi(argv[1]);
-    n = std::atoi(argv[2]);
-    k = std::atoi(argv[3]);
-  }
-  if (m <= 0 || n <= 0 || k <= 0 || m % kWsGemmBlockM != 0 || n % kWsGemmBlockN != 0 ||
-      k % kWsGemmBlockK != 0) {
-    std::fprintf(stderr, "usage: %s [M N K] with M %% %d == 0, N %% %d == 0, K %% %d == 0\n",
-                 argv[0], kWsGemmBlockM, kWsGemmBlockN, kWsGemmBlockK);
-    return 2;
-  }
-  if (const int skip = example::requireSm90(); skip != 0) return skip;
-
-  const std::size_t sizeA = static_cast<std::size_t>(m) * static_cast<std::size_t>(k);
-  const std::size_t sizeB = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
-  const std::size_t sizeC = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
-  const std::vector<float> valuesA = example::randomValues(sizeA, -1.0f, 1.0f, 1234u);
-  const std::vector<float> valuesB = example::randomValues(sizeB, -1.0f, 1.0f, 5678u);
-  std::vector<__half> hostA(sizeA);
-  std::vector<__half> hostB(sizeB);
-  // The reference uses the FP16-rounded inputs, so only accumulation error remains.
-  std::vector<float> roundedA(sizeA);
-  std::vector<float> roundedB(sizeB);
-  for (std::size_t i = 0; i < sizeA; ++i) {
-    hostA[i] = __float2half(valuesA[i]);
-    roundedA[i] = __half2float(hostA[i]);
-  }
-  for (std::size_t i = 0; i < sizeB; ++i) {
-    hostB[i] = __float2half(valuesB[i]);
-    roundedB[i] = __half2float(hostB[i]);
-  }
-
-  __half* devA = nullptr;
-  __half* devB = nullptr;
-  float* devC = nullptr;
-  EXAMPLE_CHECK(cudaMalloc(&devA, sizeA * sizeof(__half)));
-  EXAMPLE_CHECK(cudaMalloc(&devB, sizeB * sizeof(__half)));
-  EXAMPLE_CHECK(cudaMalloc(&devC, sizeC * sizeof(float)));
-  EXAMPLE_CHECK(cudaMemcpy(devA, hostA.data(), sizeA * sizeof(__half), cudaMemcpyHostToDevice));
-  EXAMPLE_CHECK(cudaMemcpy(devB, hostB.data(), sizeB * sizeof(__half), cudaMemcpyHostToDevice));
-  // NaN bytes: any element the kernel fails to write makes the check fail.
-  EXAMPLE_CHECK(cudaMemset(devC, 0xff, sizeC * sizeof(float)));
-
-  EXAMPLE_CHECK(launchWarpSpecializedGemm(devA, devB, devC, m, n, k, nullptr));
-  EXAMPLE_CHECK(cudaDeviceSynchronize());
-
-  std::vector<float> hostC(sizeC);
-  EXAMPLE_CHECK(cudaMemcpy(hostC.data(), devC, sizeC * sizeof(float), cudaMemcpyDeviceToHost));
-  EXAMPLE_CHECK(cudaFree(devA));
-  EXAMPLE_CHECK(cudaFree(devB));
-  EXAMPLE_CHECK(cudaFree(devC));
-
-  std::vector<double> reference(sizeC);
-  for (int i = 0; i < m; ++i) {
-    const float* rowA = &roundedA[static_cast<std::size_t>(i) * static_cast<std::size_t>(k)];
-    for (int j = 0; j < n; ++j) {
-      const float* rowB = &roundedB[static_cast<std::size_t>(j) * static_cast<std::size_t>(k)];
-      double sum = 0.0;
-      for (int kk = 0; kk < k; ++kk) sum += static_cast<double>(rowA[kk]) * rowB[kk];
-      reference[static_cast<std::size_t>(i) * static_cast<std::size_t>(n) +
-                static_cast<std::size_t>(j)] = sum;
-    }
-  }
-  std::printf("warp_specialized: M=%d N=%d K=%d (%d K-iterations)\n", m, n, k, k / kWsGemmBlockK);
-  return example::checkRelative("warp_specialized", hostC, reference, 1e-4) ? 0 : 1;
+  return example::runGemmExample("warp_specialized", argc, argv,
+                                 {512, 512, 1024, kWsGemmBlockM, kWsGemmBlockN, kWsGemmBlockK},
+                                 launchWarpSpecializedGemm);
 }
