@@ -20,9 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kSpecFieldNames[] = {
+    "name",       "language",       "sources", "host_sources", "include_dirs", "arch",
+    "nvcc_flags", "link_libraries", "run",     "check",        "kernels"};
 constexpr std::string_view kSpecFields =
     "name, language, sources, host_sources, include_dirs, arch, nvcc_flags, link_libraries, run, "
-    "kernels";
+    "check, kernels";
 
 Error specError(const fs::path& file, std::string_view field, std::string_view problem) {
   return Error{"program", fmt::format("{}: field `{}`: {}", file.string(), field, problem)};
@@ -110,7 +113,8 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
     return fail("program", fmt::format("{}: a program spec must be a YAML mapping", file.string()));
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>();
-    if (kSpecFields.find(key) == std::string_view::npos)
+    if (std::find(std::begin(kSpecFieldNames), std::end(kSpecFieldNames), key) ==
+        std::end(kSpecFieldNames))
       return std::unexpected(
           specError(file, key, fmt::format("is not a spec field; fields are {}", kSpecFields)));
   }
@@ -159,6 +163,16 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
     if (!env.IsMap()) return std::unexpected(specError(file, "run.env", "must be a mapping"));
     for (const auto& e : env)
       spec.run.environment[e.first.as<std::string>()] = e.second.as<std::string>();
+  }
+
+  if (const YAML::Node check = root["check"]) {
+    if (!check.IsMap() || !check["command"])
+      return std::unexpected(specError(file, "check", "must be a mapping with `command`"));
+    auto checkCommand = stringList(check["command"], file, "check.command");
+    if (!checkCommand) return std::unexpected(checkCommand.error());
+    if (checkCommand->empty())
+      return std::unexpected(specError(file, "check.command", "must not be empty"));
+    spec.check = std::move(*checkCommand);
   }
 
   if (const YAML::Node kernels = root["kernels"]) {

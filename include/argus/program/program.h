@@ -39,6 +39,9 @@ struct ProgramSpec {
   std::vector<std::string> nvccFlags;
   std::vector<std::string> linkLibraries;
   RunSpec run;
+  /// Optional correctness check run after a successful run, in the spec's directory; `{exe}` is
+  /// replaced like in run.command. A non-zero exit fails the collection.
+  std::vector<std::string> check;
   std::vector<KernelSpec> kernels;
 };
 

@@ -29,6 +29,15 @@ std::string tail(const std::string& text, size_t lines) {
   return text.substr(pos == text.size() ? 0 : pos + 1);
 }
 
+/// `word` with every `{exe}` replaced by the executable's path.
+std::string substituteExe(std::string word, const fs::path& exe) {
+  const std::string path = exe.string();
+  for (size_t at = word.find("{exe}"); at != std::string::npos;
+       at = word.find("{exe}", at + path.size()))
+    word.replace(at, 5, path);
+  return word;
+}
+
 /// The executable input as a file we can run (memoized inputs may arrive as bytes).
 Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
   if (artifact.file) return *artifact.file;
@@ -62,12 +71,7 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   fs::remove_all(traceDir, ec);
   fs::create_directories(traceDir, ec);
   std::vector<std::string> argv;
-  for (const auto& word : spec.run.command) {
-    std::string w = word;
-    for (size_t at = w.find("{exe}"); at != std::string::npos; at = w.find("{exe}"))
-      w.replace(at, 5, exe->string());
-    argv.push_back(std::move(w));
-  }
+  for (const auto& word : spec.run.command) argv.push_back(substituteExe(word, *exe));
   program::RunSpec run = spec.run;
   ProcessOptions options;
   options.workingDirectory = spec.file.parent_path();
@@ -103,6 +107,20 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
     return fail("region_trace", fmt::format("the program's output lacks `{}`, so its own "
                                             "correctness check did not pass",
                                             run.stdoutContains));
+
+  if (!spec.check.empty()) {
+    std::vector<std::string> check;
+    for (const auto& word : spec.check) check.push_back(substituteExe(word, *exe));
+    auto checked = runProcess(check, options);
+    if (!checked)
+      return fail("region_trace", fmt::format("correctness check: {}", checked.error().message));
+    ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(check, " "), checked->exitCode,
+                           tail(checked->out, 20), tail(checked->err, 20));
+    if (checked->exitCode != 0)
+      return fail("region_trace", fmt::format("the program's correctness check `{}` failed (exit "
+                                              "{}); its output is in the task log",
+                                              check.front(), checked->exitCode));
+  }
 
   std::string errors;
   if (auto text = readFile(traceDir / "errors.txt")) errors = *text;

@@ -1,0 +1,70 @@
+#include <gtest/gtest.h>
+
+#include "argus/program/program.h"
+#include "argus/support/process.h"
+
+namespace argus::program {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = makeTempDir("argus-spec-test");
+    ASSERT_TRUE(dir);
+    dir_ = *dir;
+    ASSERT_TRUE(writeFile(dir_ / "kernel.cu", "__global__ void k() {}\n"));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result<ProgramSpec> load(const std::string& yaml) {
+    EXPECT_TRUE(writeFile(dir_ / "argus.yaml", yaml));
+    return loadProgramSpec(dir_ / "argus.yaml");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(SpecTest, LoadsRunAndCheck) {
+  auto spec = load(
+      "name: t\nsources: [kernel.cu]\nrun:\n  command: [\"{exe}\", \"--n\", \"4\"]\n"
+      "  success: {exit_code: 0, stdout_contains: PASS}\n  env: {A: \"1\"}\n"
+      "check:\n  command: [python3, check.py]\nkernels:\n  - name: k\n");
+  ASSERT_TRUE(spec) << spec.error().text();
+  EXPECT_EQ(spec->name, "t");
+  EXPECT_EQ(spec->run.command, (std::vector<std::string>{"{exe}", "--n", "4"}));
+  EXPECT_EQ(spec->run.stdoutContains, "PASS");
+  EXPECT_EQ(spec->run.environment.at("A"), "1");
+  EXPECT_EQ(spec->check, (std::vector<std::string>{"python3", "check.py"}));
+  ASSERT_EQ(spec->kernels.size(), 1u);
+  EXPECT_TRUE(spec->sources.front().is_absolute());
+}
+
+TEST_F(SpecTest, ErrorsNameTheFileAndField) {
+  struct Case {
+    std::string yaml;
+    std::string expected;
+  };
+  const std::string run = "run: {command: [\"{exe}\"]}\n";
+  for (const auto& c : std::vector<Case>{
+           {"name: t\nsources: [kernel.cu]\n" + run + "nam: x\n",
+            "field `nam`: is not a spec field"},
+           {"sources: [kernel.cu]\n" + run, "field `name`: is required"},
+           {"name: t\nsources: [missing.cu]\n" + run, "field `sources`: `missing.cu`"},
+           {"name: t\nsources: []\n" + run, "field `sources`: must list at least one"},
+           {"name: t\nsources: [kernel.cu]\n", "field `run.command`: is required"},
+           {"name: t\nsources: [kernel.cu]\n" + run + "check: {command: []}\n",
+            "field `check.command`: must not be empty"},
+           {"name: t\nsources: [kernel.cu\n", "not valid YAML"},
+       }) {
+    auto spec = load(c.yaml);
+    ASSERT_FALSE(spec) << c.yaml;
+    EXPECT_EQ(spec.error().component, "program");
+    EXPECT_NE(spec.error().message.find("argus.yaml"), std::string::npos) << spec.error().message;
+    EXPECT_NE(spec.error().message.find(c.expected), std::string::npos) << spec.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace argus::program
