@@ -12,6 +12,7 @@
 #   PYTHON       python3 with Triton and torch, for the Proton comparison (default python3)
 #   SKIP_PROTON=1  only the Argus part
 #   TIME_BASE    trace timestamps: globaltimer (default) or clock64
+#   PASS_OPTION  one KEY=VALUE for the trace pass, e.g. overflow=clamp
 #
 # Both variants run under the injection library (same CUPTI kernel-activity collection), so the
 # compared numbers are CUPTI's GPU kernel durations; the harness's event timings are printed too
@@ -51,7 +52,7 @@ echo "out:    $out"
 for variant in trace_free full_trace; do
   echo "== build $variant"
   "$argus" build --program "$here/argus.yaml" --variant "$variant" -o "$out/seed_$variant" \
-    ${TIME_BASE:+--time-base "$TIME_BASE"}
+    ${TIME_BASE:+--time-base "$TIME_BASE"} ${PASS_OPTION:+--pass-option "$PASS_OPTION"}
 done
 
 for variant in trace_free full_trace; do

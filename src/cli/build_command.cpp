@@ -26,6 +26,7 @@ struct BuildOptions {
   std::string scope;
   std::string kernel;
   std::string timeBase;
+  std::vector<std::string> passOptions;
   std::string output;
 };
 
@@ -54,6 +55,14 @@ int runBuild(const BuildOptions& o) {
   options.scope = *scope;
   options.kernel = o.kernel;
   if (!o.timeBase.empty()) options.config["time_base"] = o.timeBase;
+  for (const auto& option : o.passOptions) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return reportError(Error{"build", fmt::format("--pass-option `{}` must be KEY=VALUE, e.g. "
+                                                    "overflow=clamp",
+                                                    option)});
+    options.config[option.substr(0, eq)] = option.substr(eq + 1);
+  }
   auto transformed = passes::applyTransforms(*module, transforms, options);
   if (!transformed) return reportError(transformed.error());
   const fs::path out = o.output;
@@ -85,6 +94,8 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
   verb->add_option("--kernel", o->kernel, "Instrument only this kernel (mangled name)");
   verb->add_option("--time-base", o->timeBase,
                    "Trace timestamps: globaltimer (default) or clock64");
+  verb->add_option("--pass-option", o->passOptions,
+                   "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg)");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
   return {Command{verb, [o] { return runBuild(*o); }}};
 }

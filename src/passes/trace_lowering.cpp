@@ -64,6 +64,11 @@ struct LoweringOptions {
   uint32_t capacityHint = 256;
   /// Cache operator of the record stores: `cs` (evict-first, default), `wb`, `cg`.
   std::string storeCache = "cs";
+  /// Overflow accounting. `count`: a full slot adds 1 to header.dropped (an atomic that ptxas
+  /// wraps in a convergence region). `clamp`: branch-free; records past the capacity overwrite
+  /// the slot's last record and each record carries its sequence number (TraceRecord::warp bits
+  /// 8..31), from which the decoder counts the dropped ones.
+  std::string overflow = "count";
 
   static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
     LoweringOptions o;
@@ -95,6 +100,13 @@ struct LoweringOptions {
                                           kPassName, it->dump()));
       }
       o.storeCache = it->get<std::string>();
+    }
+    if (auto it = config.find("overflow"); it != config.end()) {
+      if (!it->is_string() || (*it != "count" && *it != "clamp")) {
+        return fail("passes", fmt::format("{}: option overflow is {}; use \"count\" or \"clamp\"",
+                                          kPassName, it->dump()));
+      }
+      o.overflow = it->get<std::string>();
     }
     return o;
   }
@@ -420,6 +432,8 @@ class LowerMarkersToTracePass final : public Pass {
         "\tand.b32 %argus_meta, %argus_t0, 255;\n"
         "\tor.b32 %argus_meta, %argus_meta, {:#x};\n",
         trace::kTraceSymbol, sizeof(trace::TraceHeader), trace::kValidBit);
+    if (options_.overflow == "clamp")
+      entry += "\t.reg .b32 %argus_last;\n\tsub.u32 %argus_last, %argus_cap, 1;\n";
     // Static scope clauses: the same for every occurrence of this thread.
     auto staticClause = [&](query::Coordinate c, std::string_view value) {
       const query::Clause* clause = scope_.clause(c);
@@ -495,6 +509,24 @@ class LowerMarkersToTracePass final : public Pass {
               "\tand.b32 %argus_t1, %argus_t1, %argus_t0;\n"
               "\tsetp.eq.u32 %argus_lead, %argus_t1, 0;\n";
         }
+        if (options_.overflow == "clamp") {
+          // Branch-free: clamp the slot, tag the record with its sequence number, always count.
+          text += fmt::format(
+              "\tand.pred %argus_st, {0}, %argus_lead;\n"
+              "\tmin.u32 %argus_t1, %argus_cnt, %argus_last;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_t1, {1}, %argus_base;\n"
+              "\tshl.b32 %argus_t2, %argus_cnt, 8;\n"
+              "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n"
+              "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
+              "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
+              "%argus_i{3}, %argus_t2}};\n"
+              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
+              active, sizeof(trace::TraceRecord), options_.storeCache, k);
+          ++recordSites_;
+          ++markersLowered_;
+          code[statement] = std::move(text);
+          continue;
+        }
         text += fmt::format(
             "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
             "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
@@ -556,6 +588,7 @@ class LowerMarkersToTracePass final : public Pass {
     map["kernel"] = kernel.name;
     map["time_base"] = timeBaseName(options_.timeBase);
     map["capacity_hint"] = options_.capacityHint;
+    map["overflow"] = options_.overflow;
     nlohmann::json regionList = nlohmann::json::array();
     for (uint32_t k = 0; k < n; ++k) {
       nlohmann::json r = {{"index", k}, {"id", regions[k].id}, {"path", regions[k].path}};

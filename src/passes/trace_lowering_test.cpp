@@ -87,6 +87,7 @@ const Variant kVariants[] = {
     {"scoped_all_clauses", "warp=0|4..7,warpgroup=1,sm=0..65,cta=3..9|12,iter=1|5..6",
      nlohmann::json::object()},
     {"clock64", "", nlohmann::json{{"time_base", "clock64"}}},
+    {"clamp", "role=producer,iter=0..3", nlohmann::json{{"overflow", "clamp"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
@@ -125,11 +126,12 @@ TEST_P(TraceLoweringExample, AssemblesAndOnlyAddsInstructions) {
   // ptxas re-derives some address arithmetic and uniform-datapath values differently in the
   // traced build (e.g. R2UR/ULOP3 in tma_gemm), so arithmetic opcodes are reported, not
   // required. The kernel's work must survive: every memory, synchronization, tensor-core and
-  // control opcode occurs at least as often as in the trace-free build.
+  // branch/call opcode occurs at least as often as in the trace-free build. EXIT is not counted:
+  // measured with overflow=clamp on warp_specialized, ptxas merged two exit paths into one.
   auto isWork = [](const std::string& op) {
-    for (const char* prefix : {"LDG",  "STG",   "LDS",       "STS",  "LDSM", "BAR",  "SYNCS",
-                               "UTMA", "HGMMA", "WARPGROUP", "FFMA", "FMUL", "FADD", "MEMBAR",
-                               "RED",  "ATOM",  "SHFL",      "BRA",  "EXIT", "CALL", "RET"}) {
+    for (const char* prefix :
+         {"LDG",  "STG",  "LDS",  "STS",    "LDSM", "BAR",  "SYNCS", "UTMA", "HGMMA", "WARPGROUP",
+          "FFMA", "FMUL", "FADD", "MEMBAR", "RED",  "ATOM", "SHFL",  "BRA",  "CALL",  "RET"}) {
       if (op.starts_with(prefix)) return true;
     }
     return false;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -45,6 +46,7 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
     return bad("unknown time_base `" + base + "`");
   }
   map.capacityHint = json.value("capacity_hint", 0u);
+  map.sequenced = json.value("overflow", std::string("count")) == "clamp";
   map.scope = json.value("scope", std::string());
   if (!json.contains("regions") || !json["regions"].is_array()) return bad("`regions` missing");
   for (const auto& r : json["regions"]) {
@@ -127,6 +129,7 @@ Result<DecodedTrace> decodeTrace(std::span<const std::byte> buffer, const TraceM
   }
 
   out.occurrences.reserve(records);
+  std::map<uint64_t, uint64_t> producedPerWarp;  // (cta, warp) -> records produced (sequenced)
   for (size_t i = 0; i < records; ++i) {
     const auto r = readAt<TraceRecord>(buffer, kHeader + i * kRecord);
     if ((r.meta & kValidBit) == 0) continue;  // unused slot
@@ -143,10 +146,23 @@ Result<DecodedTrace> decodeTrace(std::span<const std::byte> buffer, const TraceM
     o.end = r.end;
     o.sm = smOf(r.meta);
     o.cta = r.cta;
-    o.warp = r.warp;
+    o.warp = map.sequenced ? (r.warp & 0xffu) : r.warp;
+    if (map.sequenced) {
+      // The slot's last record is the latest one written; its sequence number tells how many
+      // the warp produced in all.
+      uint64_t& produced = producedPerWarp[(uint64_t{r.cta} << 8) | o.warp];
+      produced = std::max<uint64_t>(produced, uint64_t{r.warp >> 8} + 1);
+    }
     if (r.iteration != kNoIteration) o.iteration = r.iteration;
     if (role != kNoRole) o.role = role;
     out.occurrences.push_back(o);
+  }
+  if (map.sequenced) {
+    // Per warp: produced - kept records were overwritten in the slot's last place.
+    std::map<uint64_t, uint64_t> keptPerWarp;
+    for (const auto& o : out.occurrences) ++keptPerWarp[(uint64_t{o.cta} << 8) | o.warp];
+    for (const auto& [warp, produced] : producedPerWarp)
+      if (produced > keptPerWarp[warp]) out.dropped += produced - keptPerWarp[warp];
   }
   std::sort(out.occurrences.begin(), out.occurrences.end(),
             [](const Occurrence& a, const Occurrence& b) {

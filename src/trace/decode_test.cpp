@@ -84,6 +84,30 @@ TEST(Decode, CompactLayout) {
   EXPECT_NE(full.error().message.find("byte 128"), std::string::npos) << full.error().text();
 }
 
+TEST(Decode, SequencedRecordsCountOverwrittenOnesAsDropped) {
+  // overflow=clamp: warp 1 of CTA 0 produced 7 records into a 4-record slot (sequence numbers
+  // 0, 1, 2 and the last one, 6, in the last place), so 3 were dropped; warp 0 produced 2.
+  TraceMap map = testMap();
+  map.sequenced = true;
+  auto seq = [](uint32_t warp, uint32_t n) { return warp | (n << 8); };
+  auto bytes = fullBuffer({{0, record(0, 10, 20, kNoIteration, kNoRole, 3, 0, seq(0, 0))},
+                           {1, record(0, 30, 40, kNoIteration, kNoRole, 3, 0, seq(0, 1))},
+                           {4, record(1, 10, 11, 0, kNoRole, 3, 0, seq(1, 0))},
+                           {5, record(1, 12, 13, 1, kNoRole, 3, 0, seq(1, 1))},
+                           {6, record(1, 14, 15, 2, kNoRole, 3, 0, seq(1, 2))},
+                           {7, record(1, 20, 21, 6, kNoRole, 3, 0, seq(1, 6))}});
+  auto t = decodeTrace(bytes, map);
+  ASSERT_TRUE(t.has_value()) << t.error().text();
+  EXPECT_EQ(t->occurrences.size(), 6u);
+  EXPECT_EQ(t->dropped, 3u);
+  for (const auto& o : t->occurrences) EXPECT_LE(o.warp, 1u);  // sequence bits stripped
+  auto plain = parseTraceMap(nlohmann::json::parse(
+      R"({"argus_trace_map": 1, "kernel": "k", "time_base": "globaltimer", "overflow": "clamp",
+          "regions": [{"index": 0, "id": "a", "path": "main", "parent": null}], "roles": []})"));
+  ASSERT_TRUE(plain.has_value()) << plain.error().text();
+  EXPECT_TRUE(plain->sequenced);
+}
+
 TEST(Decode, BadHeaders) {
   auto bytes = fullBuffer({});
   auto shortBuffer = decodeTrace(std::span(bytes).first(40), testMap());

@@ -31,6 +31,9 @@ struct TraceMap {
   std::string kernel;
   TimeBase timeBase = TimeBase::GlobalTimer;
   uint32_t capacityHint = 0;
+  /// Records carry a per-warp sequence number in TraceRecord::warp bits 8..31 and a full slot
+  /// overwrites its last record (pass option overflow=clamp); dropped records are counted from it.
+  bool sequenced = false;
   std::vector<Region> regions;     ///< By region index.
   std::vector<std::string> roles;  ///< By role index.
   std::string scope;               ///< Canonical scope text; empty = all.
