@@ -87,7 +87,7 @@ const Variant kVariants[] = {
     {"scoped_all_clauses", "warp=0|4..7,warpgroup=1,sm=0..65,cta=3..9|12,iter=1|5..6",
      nlohmann::json::object()},
     {"clock64", "", nlohmann::json{{"time_base", "clock64"}}},
-    {"clamp", "role=producer,iter=0..3", nlohmann::json{{"overflow", "clamp"}}},
+    {"count", "role=producer,iter=0..3", nlohmann::json{{"overflow", "count"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
