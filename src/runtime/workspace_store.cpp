@@ -79,12 +79,12 @@ void WorkspaceResultStore::begin(const TaskDescriptor& task, const std::string& 
   for (const auto& in : task.inputs)
     if (auto it = artifacts_.find({in.task, in.output}); it != artifacts_.end())
       nt.inputs.push_back(it->second);
+  nt.running = true;  // created and started in one commit
   auto id = ws_.createTask(nt);
   if (!id) {
     note(id.error());
     return;
   }
-  if (auto started = ws_.startTask(*id); !started) note(started.error());
   running_[task.id] = *id;
 }
 

@@ -667,15 +667,16 @@ Result<TaskId> Workspace::createTask(const NewTask& task) {
   if (auto ok = tx.begin(); !ok) return std::unexpected(ok.error());
   if (auto ok = impl_->requireVersion(task.version); !ok) return std::unexpected(ok.error());
   auto q = impl_->db.prepare(
-      "INSERT INTO tasks(type, memo_key, descriptor_json, status, attempt, version_id, queued_at) "
-      "VALUES (?1, ?2, ?3, 'queued', (SELECT count(*) + 1 FROM tasks WHERE memo_key = ?2), ?4, "
-      "?5)");
+      "INSERT INTO tasks(type, memo_key, descriptor_json, status, attempt, version_id, queued_at, "
+      "started_at) VALUES (?1, ?2, ?3, ?6, (SELECT count(*) + 1 FROM tasks WHERE memo_key = ?2), "
+      "?4, ?5, CASE WHEN ?6 = 'running' THEN ?5 END)");
   if (!q) return std::unexpected(q.error());
   q->bind(1, toString(task.type))
       .bind(2, task.memoKey.hex())
       .bind(3, *descriptor)
       .bind(4, rawId(task.version))
-      .bind(5, nowMs());
+      .bind(5, nowMs())
+      .bind(6, task.running ? "running" : "queued");
   if (auto ok = q->run(); !ok) return std::unexpected(ok.error());
   TaskId id(impl_->db.lastInsertId());
   auto input = impl_->db.prepare(

@@ -423,6 +423,23 @@ TEST_F(WorkspaceTest, CorruptedBlobIsDetected) {
   EXPECT_NE(missing.error().message.find("missing"), std::string::npos);
 }
 
+TEST_F(WorkspaceTest, TaskCanBeCreatedRunning) {
+  auto ws = openWorkspace();
+  VersionId v = addProgram(ws);
+  nlohmann::json descriptor = {{"recipe", "time"}};
+  NewTask nt{
+      TaskType::collect, memoKey(TaskType::collect, descriptor, {}), descriptor.dump(), {}, v};
+  nt.running = true;
+  TaskId id = must(ws.createTask(nt));
+  auto t = must(ws.task(id));
+  EXPECT_EQ(t.status, TaskStatus::running);
+  EXPECT_TRUE(t.startedAt.has_value());
+  must(ws.startTask(id));  // starting a running task changes nothing
+  EXPECT_EQ(must(ws.task(id)).startedAt, t.startedAt);
+  must(ws.finishTask({.task = id, .status = TaskStatus::succeeded}));
+  EXPECT_EQ(must(ws.task(id)).status, TaskStatus::succeeded);
+}
+
 TEST_F(WorkspaceTest, TenThousandMemoLookupsTakeWellUnderASecond) {
   auto ws = openWorkspace(OpenOptions{.syncBlobs = false});
   constexpr int kTasks = 10'000;

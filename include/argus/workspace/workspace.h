@@ -152,6 +152,9 @@ struct NewTask {
   std::string descriptorJson = "{}";
   std::vector<ArtifactId> inputs{};
   std::optional<VersionId> version{};  ///< Default version of its outputs.
+  /// Record it as already running (status `running`, started now) in the same transaction,
+  /// saving the separate startTask commit when the caller starts it at once.
+  bool running = false;
 };
 
 /// The configuration a measurement run used.
