@@ -94,5 +94,6 @@ uint64_t stripAll(ptx::Function& function);
 /// Factories, one per pass (transforms.cpp holds the name -> factory table).
 [[nodiscard]] std::unique_ptr<Pass> createStripMarkersPass();
 [[nodiscard]] std::unique_ptr<Pass> createLowerMarkersToTracePass();
+[[nodiscard]] std::unique_ptr<Pass> createPaintPtxPass();
 
 }  // namespace argus::passes

@@ -10,6 +10,7 @@
 #include "pass.h"
 
 namespace argus::passes {
+
 namespace {
 
 struct PassRecord {
@@ -20,6 +21,7 @@ struct PassRecord {
 constexpr PassRecord kPasses[] = {
     {"strip_markers", &createStripMarkersPass},
     {"lower_markers_to_trace", &createLowerMarkersToTracePass},
+    {"paint_ptx", &createPaintPtxPass},
 };
 
 /// Transforms that recipes name but that later work adds; asking for one is a clear error.
@@ -29,7 +31,6 @@ struct PlannedTransform {
 };
 
 constexpr PlannedTransform kPlanned[] = {
-    {"paint_ptx", "issue 6, the PC-to-region map (PTX painting, recipe pc_region_map)"},
     {"clone_shared_callees",
      "issue 6, the PC-to-region map (exact ownership of shared callees, recipe pc_region_map)"},
     {"insert_forced_wait",

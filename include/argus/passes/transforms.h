@@ -31,6 +31,9 @@ struct TransformResult {
   /// Per instrumented kernel, the trace map the decoder needs (argus_trace_map 1: time base,
   /// region index -> id/path, role index -> name, markers). Empty object when nothing traces.
   nlohmann::json traceMap = nlohmann::json::object();
+  /// From `paint_ptx`: painted line -> function, statement, opcode, owning regions, original
+  /// source position (argus_paint_map 1, see src/passes/paint_ptx.cpp). Empty object otherwise.
+  nlohmann::json paintMap = nlohmann::json::object();
   /// Pass statistics, e.g. {"lower_markers_to_trace": {"markers": 12, "records": 6}}.
   nlohmann::json statistics = nlohmann::json::object();
 };

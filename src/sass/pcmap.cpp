@@ -1,0 +1,277 @@
+// readPcMap: parse `nvdisasm -g -c` of a painted build and join it with the paint map.
+//
+// nvdisasm 13 prints, per function, a `.text.NAME:` label, then instructions `/*0040*/ OP ... ;`,
+// each run of instructions preceded by `//## File "F", line N` when the line-table row changes.
+// A row holds until the next annotation, so every instruction takes the last annotation seen in
+// its function.
+#include "argus/sass/pcmap.h"
+
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "argus/support/process.h"
+
+namespace argus::sass {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+/// One paint-map line, unpacked.
+struct Painted {
+  bool present = false;
+  std::string function;
+  size_t statement = 0;
+  std::string opcode;
+  std::vector<std::string> regions;
+  std::string sourceFile;
+  uint32_t sourceLine = 0;
+};
+
+Result<std::vector<Painted>> unpack(const nlohmann::json& paintMap) {
+  if (!paintMap.is_object() || paintMap.value("format", "") != "argus_paint_map 1" ||
+      !paintMap.contains("lines") || !paintMap["lines"].is_array()) {
+    return fail("sass", "not a paint map (argus_paint_map 1 from the paint_ptx transform)");
+  }
+  std::vector<Painted> out(paintMap["lines"].size() + 1);
+  try {
+    for (const auto& line : paintMap["lines"]) {
+      const auto n = line.at("line").get<size_t>();
+      if (n == 0 || n >= out.size() || out[n].present) {
+        return fail("sass", fmt::format("paint map: bad or repeated line {}", n));
+      }
+      Painted& p = out[n];
+      p.present = true;
+      p.function = line.at("function").get<std::string>();
+      p.statement = line.at("statement").get<size_t>();
+      p.opcode = line.at("opcode").get<std::string>();
+      p.regions = line.at("regions").get<std::vector<std::string>>();
+      p.sourceFile = line.at("source").at("file").get<std::string>();
+      p.sourceLine = line.at("source").at("line").get<uint32_t>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return fail("sass", fmt::format("paint map: {}", e.what()));
+  }
+  return out;
+}
+
+/// `//## File "F", line N[, ...]` -> (F, N); false when the line is not an annotation.
+bool parseAnnotation(std::string_view text, std::string& file, uint32_t& line) {
+  const size_t at = text.find("//## File \"");
+  if (at == std::string_view::npos) return false;
+  text.remove_prefix(at + 11);
+  const size_t close = text.find('"');
+  if (close == std::string_view::npos) return false;
+  file = std::string(text.substr(0, close));
+  text.remove_prefix(close + 1);
+  const size_t lineAt = text.find("line ");
+  line = 0;
+  if (lineAt != std::string_view::npos) {
+    text.remove_prefix(lineAt + 5);
+    std::from_chars(text.data(), text.data() + text.size(), line);
+  }
+  return true;
+}
+
+/// `/*0040*/ [{] [@P0] OP operands ;` -> (pc, text without `;`); false when not an instruction.
+bool parseInstruction(std::string_view text, uint64_t& pc, std::string& instruction) {
+  text = trim(text);
+  if (!text.starts_with("/*")) return false;
+  const size_t close = text.find("*/");
+  if (close == std::string_view::npos) return false;
+  std::string_view hex = text.substr(2, close - 2);
+  auto [ptr, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), pc, 16);
+  if (ec != std::errc() || ptr != hex.data() + hex.size()) return false;
+  std::string_view rest = text.substr(close + 2);
+  const size_t semi = rest.find(';');
+  if (semi == std::string_view::npos) return false;
+  rest = trim(rest.substr(0, semi));
+  if (rest.starts_with('{')) rest = trim(rest.substr(1));
+  instruction = std::string(rest);
+  return !instruction.empty();
+}
+
+std::string opcodeOf(std::string_view instruction) {
+  std::istringstream in{std::string(instruction)};
+  std::string word;
+  in >> word;
+  if (word.starts_with('@')) in >> word;
+  return word;
+}
+
+/// `.text.NAME:` -> NAME.
+bool parseFunctionLabel(std::string_view text, std::string& function) {
+  text = trim(text);
+  if (!text.starts_with(".text.") || !text.ends_with(':')) return false;
+  function = std::string(text.substr(6, text.size() - 7));
+  return true;
+}
+
+Result<std::string> runNvdisasm(const std::filesystem::path& cubin, bool lineInfo) {
+  auto tool = findTool("nvdisasm");
+  if (!tool) return std::unexpected(tool.error());
+  std::vector<std::string> argv{tool->string()};
+  if (lineInfo) argv.emplace_back("-g");
+  argv.emplace_back("-c");
+  argv.push_back(cubin.string());
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(300);
+  auto run = runProcess(argv, options);
+  if (!run) return std::unexpected(run.error());
+  if (run->exitCode != 0) {
+    return fail("sass",
+                fmt::format("nvdisasm {}-c {} exited with {}{}: {}", lineInfo ? "-g " : "",
+                            cubin.string(), run->exitCode,
+                            lineInfo ? " (a crash here can mean a .file declared after its .loc "
+                                       "uses, or a gap in the .file indices)"
+                                     : "",
+                            run->err));
+  }
+  return std::move(run->out);
+}
+
+}  // namespace
+
+Result<std::vector<PcEntry>> parsePcMap(std::string_view nvdisasmOutput,
+                                        const nlohmann::json& paintMap) {
+  auto painted = unpack(paintMap);
+  if (!painted) return std::unexpected(painted.error());
+  const std::string paintFile = paintMap.value("file", "argus-paint");
+
+  std::vector<PcEntry> entries;
+  std::string function;
+  std::optional<uint32_t> line;
+  std::istringstream in{std::string(nvdisasmOutput)};
+  std::string text;
+  while (std::getline(in, text)) {
+    std::string name;
+    if (parseFunctionLabel(text, name)) {
+      function = std::move(name);
+      line.reset();
+      continue;
+    }
+    std::string file;
+    uint32_t n = 0;
+    if (parseAnnotation(text, file, n)) {
+      if (file == paintFile && n > 0) {
+        line = n;
+      } else {
+        line.reset();
+      }
+      continue;
+    }
+    PcEntry entry;
+    if (function.empty() || !parseInstruction(text, entry.pc, entry.instruction)) continue;
+    entry.function = function;
+    entry.opcode = opcodeOf(entry.instruction);
+    if (line) {
+      if (*line >= painted->size() || !(*painted)[*line].present) {
+        return fail("sass", fmt::format("{} /*{:04x}*/: painted line {} is not in the paint map "
+                                        "(cubin built from other PTX?)",
+                                        function, entry.pc, *line));
+      }
+      const Painted& p = (*painted)[*line];
+      entry.line = line;
+      entry.ptxFunction = p.function;
+      entry.ptxStatement = p.statement;
+      entry.ptxOpcode = p.opcode;
+      entry.regions = p.regions;
+      entry.sourceFile = p.sourceFile;
+      entry.sourceLine = p.sourceLine;
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+Result<std::vector<PcEntry>> readPcMap(const std::filesystem::path& cubin,
+                                       const nlohmann::json& paintMap) {
+  auto out = runNvdisasm(cubin, true);
+  if (!out) return std::unexpected(out.error());
+  return parsePcMap(*out, paintMap);
+}
+
+Result<std::map<std::string, std::vector<std::string>>> readSass(
+    const std::filesystem::path& cubin) {
+  auto out = runNvdisasm(cubin, false);
+  if (!out) return std::unexpected(out.error());
+  std::map<std::string, std::vector<std::string>> sass;
+  std::string function;
+  std::istringstream in(*out);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::string name;
+    if (parseFunctionLabel(text, name)) {
+      function = std::move(name);
+      sass[function];
+      continue;
+    }
+    uint64_t pc = 0;
+    std::string instruction;
+    if (!function.empty() && parseInstruction(text, pc, instruction)) {
+      sass[function].push_back(std::move(instruction));
+    }
+  }
+  return sass;
+}
+
+Result<void> sameSass(const std::filesystem::path& a, const std::filesystem::path& b) {
+  auto sassA = readSass(a);
+  if (!sassA) return std::unexpected(sassA.error());
+  auto sassB = readSass(b);
+  if (!sassB) return std::unexpected(sassB.error());
+  for (const auto& [function, instructions] : *sassA) {
+    auto other = sassB->find(function);
+    if (other == sassB->end()) {
+      return fail("sass",
+                  fmt::format("{} has function {}, {} does not", a.string(), function, b.string()));
+    }
+    const auto& theirs = other->second;
+    for (size_t i = 0; i < std::max(instructions.size(), theirs.size()); ++i) {
+      const std::string mine = i < instructions.size() ? instructions[i] : "<end>";
+      const std::string their = i < theirs.size() ? theirs[i] : "<end>";
+      if (mine != their) {
+        return fail("sass", fmt::format("SASS differs in {} at instruction {}: `{}` vs `{}`",
+                                        function, i, mine, their));
+      }
+    }
+  }
+  for (const auto& [function, instructions] : *sassB) {
+    if (!sassA->contains(function)) {
+      return fail("sass",
+                  fmt::format("{} has function {}, {} does not", b.string(), function, a.string()));
+    }
+  }
+  return {};
+}
+
+nlohmann::json toJson(const PcEntry& entry) {
+  nlohmann::json j = {
+      {"function", entry.function},
+      {"pc", entry.pc},
+      {"opcode", entry.opcode},
+      {"instruction", entry.instruction},
+      {"line", nullptr},
+      {"ptx_function", nullptr},
+      {"ptx_statement", nullptr},
+      {"ptx_opcode", nullptr},
+      {"regions", entry.regions},
+      {"source", nullptr},
+  };
+  if (entry.line) {
+    j["line"] = *entry.line;
+    j["ptx_function"] = entry.ptxFunction;
+    j["ptx_opcode"] = entry.ptxOpcode;
+    if (entry.ptxStatement) j["ptx_statement"] = *entry.ptxStatement;
+    j["source"] = {{"file", entry.sourceFile}, {"line", entry.sourceLine}};
+  }
+  return j;
+}
+
+}  // namespace argus::sass
