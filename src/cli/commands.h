@@ -53,6 +53,8 @@ std::vector<Command> addPlanCommands(CLI::App& app);
 std::vector<Command> addQueryCommands(CLI::App& app);
 /// `argus build`
 std::vector<Command> addBuildCommands(CLI::App& app);
+/// `argus pcmap TARGET`
+std::vector<Command> addPcmapCommands(CLI::App& app);
 
 /// `argus ws list|show|gc|fork`. Ids print and parse with a one-letter table prefix:
 /// v12 = version, a34 = artifact, t56 = task, r7 = run.

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   for (auto&& add :
        {argus::cli::addRegionsCommands, argus::cli::addPtxCommands, argus::cli::addRecipesCommands,
         argus::cli::addPlanCommands, argus::cli::addQueryCommands, argus::cli::addBuildCommands,
-        argus::cli::addWorkspaceCommands})
+        argus::cli::addPcmapCommands, argus::cli::addWorkspaceCommands})
     for (auto& command : add(app)) commands.push_back(std::move(command));
 
   CLI11_PARSE(app, argc, argv);

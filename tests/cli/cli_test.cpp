@@ -264,3 +264,26 @@ TEST(CliQuery, NeedsAProgramSpec) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliPcmap, MapsEverySassInstructionOfTheGemmToRegions) {
+  auto r = argus({"pcmap", kGemmSpec, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["schema"], "argus.pcmap/1");
+  EXPECT_TRUE(doc["painted_sass_equals_reference"].get<bool>());
+  ASSERT_GT(doc["entries"].size(), 100u);
+  bool mmaInMma = false;
+  for (const auto& e : doc["entries"]) {
+    EXPECT_EQ(e["kernel"], "tma_gemm");
+    for (const auto& region : e["regions"])
+      mmaInMma = mmaInMma ||
+                 (region == "mainloop/mma" && e["opcode"].get<std::string>().starts_with("HGMMA"));
+  }
+  EXPECT_TRUE(mmaInMma) << "no HGMMA attributed to mainloop/mma";
+  EXPECT_GT(doc["static_instructions_per_region"]["tma_gemm"]["mainloop/tma_load"].get<int>(), 0);
+  EXPECT_GT(doc["static_instructions_per_source_file"]["tma_gemm"]["kernel.cu"].get<int>(), 0);
+}
+
+}  // namespace
