@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "argus/analysis/discover.h"
 #include "argus/ptx/cfg.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
@@ -90,6 +91,47 @@ int runCfg(const CfgOptions& o) {
   return 0;
 }
 
+struct DiscoverOptions {
+  std::string file;
+  std::string kernel;
+  std::string region;
+  bool json = false;
+};
+
+int runDiscover(const DiscoverOptions& o) {
+  auto module = loadPtx(o.file);
+  if (!module) return reportError(module.error());
+  auto sites = analysis::discoverAsyncOps(*module, o.kernel, o.region);
+  if (!sites) return reportError(sites.error());
+  if (o.json) {
+    std::cout << analysis::toJson(*sites).dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("{:<40} {:<10} {:>6}  {:<28} {}\n", "op id", "kind", "line", "region", "completion");
+  for (const auto& site : *sites) {
+    const auto j = analysis::toJson(site);
+    std::string regions;
+    for (const auto& r : site.regions) regions += (regions.empty() ? "" : "|") + r;
+    std::string completion;
+    if (j.contains("completion")) {
+      const auto& c = j["completion"];
+      completion = c.value("kind", std::string());
+      if (c.contains("barrier")) {
+        const auto& b = c["barrier"];
+        completion += " " + b.value("text", std::string());
+        if (b.value("resolved", false)) completion += " = " + b.value("base", std::string());
+      }
+      if (c.contains("waits")) completion += fmt::format(", {} wait site(s)", c["waits"].size());
+      if (!c.value("resolved", true))
+        completion += " (unresolved: " + c.value("reason", std::string()) + ")";
+    }
+    fmt::print("{:<40} {:<10} {:>6}  {:<28} {}\n", site.opId, analysis::toString(site.kind),
+               site.where.line, regions.empty() ? "-" : regions, completion);
+  }
+  fmt::print("{} async op sites; --json gives the completion conditions in full\n", sites->size());
+  return 0;
+}
+
 }  // namespace
 
 std::vector<Command> addPtxCommands(CLI::App& app) {
@@ -108,7 +150,18 @@ std::vector<Command> addPtxCommands(CLI::App& app) {
   cfg->add_option("--function", c->function, "Function name (default: every function)");
   cfg->add_flag("--json", c->json, "Blocks and edges as JSON instead of DOT");
 
-  return {Command{print, [p] { return runPrint(*p); }}, Command{cfg, [c] { return runCfg(*c); }}};
+  auto d = std::make_shared<DiscoverOptions>();
+  auto* discover = ptx->add_subcommand(
+      "discover",
+      "List the asynchronous op sites (TMA, bulk copies, cp.async, WGMMA) with op IDs "
+      "and completion conditions");
+  discover->add_option("FILE", d->file, "PTX file")->required()->check(CLI::ExistingFile);
+  discover->add_option("--kernel", d->kernel, "Only this kernel (default: every kernel)");
+  discover->add_option("--region", d->region, "Only this region's subtree (path)");
+  discover->add_flag("--json", d->json, "Sites with their completion conditions as JSON");
+
+  return {Command{print, [p] { return runPrint(*p); }}, Command{cfg, [c] { return runCfg(*c); }},
+          Command{discover, [d] { return runDiscover(*d); }}};
 }
 
 }  // namespace argus::cli

@@ -287,3 +287,24 @@ TEST(CliPcmap, MapsEverySassInstructionOfTheGemmToRegions) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliPtx, DiscoverFindsTheGemmsTmaLoadsAndTheirBarrier) {
+  auto r = argus({"ptx", "discover", (kData / "ptx" / "examples_tma_gemm.ptx").string(), "--region",
+                  "mainloop/tma_load", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto sites = nlohmann::json::parse(r.out);
+  ASSERT_EQ(sites.size(), 2u);
+  for (const auto& site : sites) {
+    EXPECT_EQ(site["kind"], "tma_load");
+    EXPECT_EQ(site["completion"]["kind"], "barrier");
+    EXPECT_TRUE(site["completion"]["barrier"]["resolved"].get<bool>());
+  }
+  auto bad = argus(
+      {"ptx", "discover", (kData / "ptx" / "examples_tma_gemm.ptx").string(), "--region", "nope"});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("unknown region `nope`"), std::string::npos) << bad.err;
+}
+
+}  // namespace
