@@ -30,22 +30,6 @@ struct PcmapOptions {
   bool summary = false;
 };
 
-/// ptxas -lineinfo of `ptx` into `dir/name.cubin`.
-Result<fs::path> assemble(const std::string& ptx, const fs::path& dir, const std::string& name,
-                          const std::string& arch) {
-  auto ptxas = findTool("ptxas");
-  if (!ptxas) return std::unexpected(ptxas.error());
-  const fs::path source = dir / (name + ".ptx");
-  const fs::path cubin = dir / (name + ".cubin");
-  if (auto ok = writeFile(source, ptx); !ok) return std::unexpected(ok.error());
-  auto run = runProcess(
-      {ptxas->string(), "-lineinfo", "-arch=" + arch, "-o", cubin.string(), source.string()});
-  if (!run) return std::unexpected(run.error());
-  if (run->exitCode != 0)
-    return fail("pcmap", fmt::format("ptxas on the {} PTX failed:\n{}", name, run->err));
-  return cubin;
-}
-
 int runPcmap(const PcmapOptions& o) {
   auto source = program::loadTargetPtx(o.target, o.arch);
   if (!source) return reportError(source.error());
@@ -62,9 +46,9 @@ int runPcmap(const PcmapOptions& o) {
     std::error_code ec;
     fs::remove_all(*dir, ec);
   });
-  auto referenceCubin = assemble(reference, *dir, "reference", arch);
+  auto referenceCubin = sass::assemblePtx(reference, arch, *dir, "reference", true);
   if (!referenceCubin) return reportError(referenceCubin.error());
-  auto paintedCubin = assemble(ptx::printModule(*module), *dir, "painted", arch);
+  auto paintedCubin = sass::assemblePtx(ptx::printModule(*module), arch, *dir, "painted", true);
   if (!paintedCubin) return reportError(paintedCubin.error());
   // The map is only valid for the reference build if painting changed no SASS.
   auto same = sass::sameSass(*referenceCubin, *paintedCubin);

@@ -129,27 +129,12 @@ std::map<std::string, std::vector<std::string>> buildSass(const std::string& ptx
                                                           const fs::path& dir,
                                                           const std::string& stem,
                                                           std::string* error) {
-  auto ptxas = findTool("ptxas");
-  if (!ptxas) {
-    *error = ptxas.error().text();
+  auto cubin = sass::assemblePtx(ptxText, target, dir, stem, /*lineInfo=*/true);
+  if (!cubin) {
+    *error = cubin.error().text();
     return {};
   }
-  const fs::path ptxPath = dir / (stem + ".ptx");
-  const fs::path cubin = dir / (stem + ".cubin");
-  if (auto w = writeFile(ptxPath, ptxText); !w) {
-    *error = w.error().text();
-    return {};
-  }
-  ProcessOptions options;
-  options.timeout = std::chrono::seconds(300);
-  auto run = runProcess(
-      {ptxas->string(), "-arch=" + target, "-lineinfo", "-o", cubin.string(), ptxPath.string()},
-      options);
-  if (!run || run->exitCode != 0) {
-    *error = run ? "ptxas failed:\n" + run->err : run.error().text();
-    return {};
-  }
-  return sassInstructions(cubin, error);
+  return sassInstructions(*cubin, error);
 }
 
 class PaintPtxExample : public ::testing::TestWithParam<std::string> {};

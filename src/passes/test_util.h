@@ -1,4 +1,4 @@
-// Helpers shared by the pass tests: fixtures, ptxas and cuobjdump runs.
+// Helpers shared by the pass tests: fixtures, and ptxas/cuobjdump runs through argus::sass.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "argus/passes/transforms.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
+#include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
 namespace argus::passes::testing {
@@ -54,53 +55,20 @@ struct Assembled {
 
 inline Assembled assemble(const std::string& ptxText, const std::string& target,
                           const fs::path& dir, const std::string& stem) {
-  auto ptxas = findTool("ptxas");
-  if (!ptxas) return {false, ptxas.error().text(), {}};
-  const fs::path ptxPath = dir / (stem + ".ptx");
-  const fs::path cubin = dir / (stem + ".cubin");
-  if (auto w = writeFile(ptxPath, ptxText); !w) return {false, w.error().text(), {}};
-  ProcessOptions options;
-  options.timeout = std::chrono::seconds(300);
-  auto run = runProcess(
-      {ptxas->string(), "-arch=" + target, "-o", cubin.string(), ptxPath.string()}, options);
-  if (!run) return {false, run.error().text(), {}};
-  if (run->exitCode != 0) return {false, "ptxas failed:\n" + run->err, {}};
-  return {true, "", cubin};
+  auto cubin = sass::assemblePtx(ptxText, target, dir, stem, /*lineInfo=*/false);
+  if (!cubin) return {false, cubin.error().text(), {}};
+  return {true, "", *cubin};
 }
 
-/// Per function: the SASS instruction lines (`/*0040*/ IMAD ... ;`, encodings dropped).
+/// Per function: the SASS instruction texts (sass::cuobjdumpSass); empty + `error` on failure.
 inline std::map<std::string, std::vector<std::string>> sassInstructions(const fs::path& cubin,
                                                                         std::string* error) {
-  std::map<std::string, std::vector<std::string>> out;
-  auto cuobjdump = findTool("cuobjdump");
-  if (!cuobjdump) {
-    *error = cuobjdump.error().text();
-    return out;
+  auto sass = sass::cuobjdumpSass(cubin);
+  if (!sass) {
+    *error = sass.error().text();
+    return {};
   }
-  auto run = runProcess({cuobjdump->string(), "-sass", cubin.string()});
-  if (!run || run->exitCode != 0) {
-    *error = run ? run->err : run.error().text();
-    return out;
-  }
-  std::istringstream in(run->out);
-  std::string line;
-  std::string current;
-  while (std::getline(in, line)) {
-    if (auto at = line.find("Function : "); at != std::string::npos) {
-      current = line.substr(at + 11);
-      continue;
-    }
-    auto open = line.find("/*");
-    auto close = line.find("*/", open == std::string::npos ? 0 : open);
-    if (current.empty() || open == std::string::npos || close == std::string::npos) continue;
-    std::string rest = line.substr(close + 2);
-    auto semi = rest.find(';');
-    if (semi == std::string::npos) continue;
-    rest = rest.substr(0, semi);
-    rest.erase(0, rest.find_first_not_of(' '));
-    out[current].push_back(rest);
-  }
-  return out;
+  return *sass;
 }
 
 /// The opcode (with modifiers) of a SASS line, without predicate guard and operands.

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -272,6 +273,56 @@ nlohmann::json toJson(const PcEntry& entry) {
     j["source"] = {{"file", entry.sourceFile}, {"line", entry.sourceLine}};
   }
   return j;
+}
+
+Result<std::filesystem::path> assemblePtx(std::string_view ptx, const std::string& arch,
+                                          const std::filesystem::path& dir, const std::string& stem,
+                                          bool lineInfo) {
+  auto ptxas = findTool("ptxas");
+  if (!ptxas) return std::unexpected(ptxas.error());
+  const std::filesystem::path ptxPath = dir / (stem + ".ptx");
+  const std::filesystem::path cubin = dir / (stem + ".cubin");
+  if (auto ok = writeFile(ptxPath, ptx); !ok) return std::unexpected(ok.error());
+  std::vector<std::string> argv{ptxas->string(), "-arch=" + arch};
+  if (lineInfo) argv.push_back("-lineinfo");
+  argv.insert(argv.end(), {"-o", cubin.string(), ptxPath.string()});
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(300);
+  auto run = runProcess(argv, options);
+  if (!run) return std::unexpected(run.error());
+  if (run->exitCode != 0)
+    return fail("sass", fmt::format("ptxas failed on {}:\n{}", ptxPath.string(), run->err));
+  return cubin;
+}
+
+Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
+    const std::filesystem::path& cubin) {
+  auto tool = findTool("cuobjdump");
+  if (!tool) return std::unexpected(tool.error());
+  auto run = runProcess({tool->string(), "-sass", cubin.string()});
+  if (!run) return std::unexpected(run.error());
+  if (run->exitCode != 0)
+    return fail("sass", fmt::format("cuobjdump -sass {} failed:\n{}", cubin.string(), run->err));
+  std::map<std::string, std::vector<std::string>> out;
+  std::istringstream in(run->out);
+  std::string line;
+  std::string current;
+  while (std::getline(in, line)) {
+    if (auto at = line.find("Function : "); at != std::string::npos) {
+      current = line.substr(at + 11);
+      continue;
+    }
+    auto open = line.find("/*");
+    auto close = line.find("*/", open == std::string::npos ? 0 : open);
+    if (current.empty() || open == std::string::npos || close == std::string::npos) continue;
+    std::string rest = line.substr(close + 2);
+    auto semi = rest.find(';');
+    if (semi == std::string::npos) continue;
+    rest = rest.substr(0, semi);
+    rest.erase(0, rest.find_first_not_of(' '));
+    out[current].push_back(rest);
+  }
+  return out;
 }
 
 }  // namespace argus::sass

@@ -113,67 +113,6 @@ std::vector<std::string> exampleFixtures() {
   return names;
 }
 
-/// ptxas -lineinfo; empty path + message on failure.
-fs::path assemble(const std::string& text, const std::string& target, const fs::path& dir,
-                  const std::string& stem, std::string* error) {
-  auto ptxas = findTool("ptxas");
-  if (!ptxas) {
-    *error = ptxas.error().text();
-    return {};
-  }
-  const fs::path ptxPath = dir / (stem + ".ptx");
-  const fs::path cubin = dir / (stem + ".cubin");
-  if (auto w = writeFile(ptxPath, text); !w) {
-    *error = w.error().text();
-    return {};
-  }
-  ProcessOptions options;
-  options.timeout = std::chrono::seconds(300);
-  auto run = runProcess(
-      {ptxas->string(), "-arch=" + target, "-lineinfo", "-o", cubin.string(), ptxPath.string()},
-      options);
-  if (!run || run->exitCode != 0) {
-    *error = run ? "ptxas failed:\n" + run->err : run.error().text();
-    return {};
-  }
-  return cubin;
-}
-
-/// `cuobjdump -sass`: per function, instruction texts without offsets and encodings.
-std::map<std::string, std::vector<std::string>> cuobjdumpSass(const fs::path& cubin,
-                                                              std::string* error) {
-  std::map<std::string, std::vector<std::string>> out;
-  auto tool = findTool("cuobjdump");
-  if (!tool) {
-    *error = tool.error().text();
-    return out;
-  }
-  auto run = runProcess({tool->string(), "-sass", cubin.string()});
-  if (!run || run->exitCode != 0) {
-    *error = run ? run->err : run.error().text();
-    return out;
-  }
-  std::istringstream in(run->out);
-  std::string line;
-  std::string current;
-  while (std::getline(in, line)) {
-    if (auto at = line.find("Function : "); at != std::string::npos) {
-      current = line.substr(at + 11);
-      continue;
-    }
-    auto open = line.find("/*");
-    auto close = line.find("*/", open == std::string::npos ? 0 : open);
-    if (current.empty() || open == std::string::npos || close == std::string::npos) continue;
-    std::string rest = line.substr(close + 2);
-    auto semi = rest.find(';');
-    if (semi == std::string::npos) continue;
-    rest = rest.substr(0, semi);
-    rest.erase(0, rest.find_first_not_of(' '));
-    out[current].push_back(rest);
-  }
-  return out;
-}
-
 class PcMapExample : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PcMapExample, MapsEverySassInstructionOfThePaintedBuild) {
@@ -188,17 +127,17 @@ TEST_P(PcMapExample, MapsEverySassInstructionOfThePaintedBuild) {
 
   auto dir = makeTempDir("argus-pcmap");
   ASSERT_TRUE(dir.has_value());
-  std::string error;
-  const fs::path reference =
-      assemble(ptx::printModule(original), module.target(), *dir, "reference", &error);
-  if (reference.empty() && error.find("ptxas failed") == std::string::npos) {
+  auto reference = assemblePtx(ptx::printModule(original), module.target(), *dir, "reference",
+                               /*lineInfo=*/true);
+  if (!reference && reference.error().message.find("ptxas failed") == std::string::npos) {
     fs::remove_all(*dir);
-    GTEST_SKIP() << error;
+    GTEST_SKIP() << reference.error().text();
   }
-  ASSERT_FALSE(reference.empty()) << error;
-  const fs::path cubin =
-      assemble(ptx::printModule(module), module.target(), *dir, "painted", &error);
-  ASSERT_FALSE(cubin.empty()) << error;
+  ASSERT_TRUE(reference.has_value()) << reference.error().text();
+  auto paintedCubin = assemblePtx(ptx::printModule(module), module.target(), *dir, "painted",
+                                  /*lineInfo=*/true);
+  ASSERT_TRUE(paintedCubin.has_value()) << paintedCubin.error().text();
+  const fs::path cubin = *paintedCubin;
 
   auto entries = readPcMap(cubin, painted->paintMap);
   if (!entries && !findTool("nvdisasm")) {
@@ -208,13 +147,15 @@ TEST_P(PcMapExample, MapsEverySassInstructionOfThePaintedBuild) {
   ASSERT_TRUE(entries.has_value()) << entries.error().text();
 
   // Same SASS in the painted and the reference build, by cuobjdump and by sameSass.
-  auto sassReference = cuobjdumpSass(reference, &error);
-  auto sassPainted = cuobjdumpSass(cubin, &error);
-  auto same = sameSass(reference, cubin);
+  auto referenceSass = cuobjdumpSass(*reference);
+  auto paintedSass = cuobjdumpSass(cubin);
+  auto same = sameSass(*reference, cubin);
   fs::remove_all(*dir);
-  ASSERT_TRUE(error.empty()) << error;
-  ASSERT_FALSE(sassReference.empty());
-  EXPECT_EQ(sassReference, sassPainted);
+  ASSERT_TRUE(referenceSass.has_value()) << referenceSass.error().text();
+  ASSERT_TRUE(paintedSass.has_value()) << paintedSass.error().text();
+  auto& sassPainted = *paintedSass;
+  ASSERT_FALSE(referenceSass->empty());
+  EXPECT_EQ(*referenceSass, sassPainted);
   EXPECT_TRUE(same.has_value()) << same.error().text();
 
   // One entry per SASS instruction, in order, with cuobjdump's opcodes.

@@ -66,6 +66,18 @@ struct PcEntry {
 /// the reference build); on a mismatch the error text names the first differing function and PC.
 [[nodiscard]] Result<void> sameSass(const std::filesystem::path& a, const std::filesystem::path& b);
 
+/// ptxas on PTX text: writes `dir/stem.ptx`, assembles it for `arch` (with -lineinfo when
+/// `lineInfo`) and returns `dir/stem.cubin`; the error carries ptxas's messages. [thread-safe]
+[[nodiscard]] Result<std::filesystem::path> assemblePtx(std::string_view ptx,
+                                                        const std::string& arch,
+                                                        const std::filesystem::path& dir,
+                                                        const std::string& stem, bool lineInfo);
+
+/// `cuobjdump -sass`: per function, the instruction texts without offsets and encodings.
+/// [thread-safe]
+[[nodiscard]] Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
+    const std::filesystem::path& cubin);
+
 /// {"function", "pc", "opcode", "instruction", "line", "ptx_function", "ptx_statement",
 ///  "ptx_opcode", "regions", "source": {"file", "line"}}; `line` etc. null when unattributed.
 [[nodiscard]] nlohmann::json toJson(const PcEntry& entry);
