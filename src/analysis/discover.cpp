@@ -178,6 +178,12 @@ class Resolver {
     }
   }
 
+  /// Statements that define `reg` (nullptr: none).
+  const std::vector<size_t>* definitions(const std::string& reg) const {
+    auto it = defs_.find(reg);
+    return it == defs_.end() ? nullptr : &it->second;
+  }
+
   size_t definitionCount(const std::string& reg) const {
     auto it = defs_.find(reg);
     return it == defs_.end() ? 0 : it->second.size();
@@ -342,7 +348,266 @@ struct KernelScan {
   const ptx::FunctionRegions* regions = nullptr;
 };
 
-Completion barrierCompletion(const ptx::Function& f, Resolver& resolver, size_t site) {
+/// Recovers how a wait's parity operand is computed (see ParityPhase). Only single-definition
+/// chains are followed, except for the toggle register itself, whose definitions must be exactly
+/// initialising `mov`s plus one in-place `xor`.
+class ParityProver {
+ public:
+  ParityProver(const ptx::Function& f, const Resolver& resolver,
+               const std::map<std::string, std::string>& iterRegions)
+      : f_(f), resolver_(resolver), iterRegions_(iterRegions) {}
+
+  ParityPhase prove(const Operand& op) {
+    ParityPhase p;
+    if (op.kind == Operand::Kind::Immediate) {
+      p.form = "immediate";
+      p.initial = parseInteger(op.text);
+      p.expression = op.text;
+      return p;
+    }
+    if (op.kind != Operand::Kind::Register) {
+      p.reason = "parity operand `" + operandText(op) + "` is not a register or immediate";
+      return p;
+    }
+    const std::string& reg = op.text;
+    const auto* defs = resolver_.definitions(reg);
+    if (defs == nullptr) {
+      p.reason = reg + " has no definition in the function";
+      return p;
+    }
+    if (defs->size() > 1) return toggle(reg, *defs);
+    // bit 0 of something: `and.b32 X, A, 1`.
+    const ptx::Instruction* inst = single(reg, p);
+    if (inst == nullptr) return p;
+    if (inst->baseOpcode() != "and" || inst->operands.size() != 3 || !isImm(inst->operands[2], 1) ||
+        inst->operands[1].kind != Operand::Kind::Register) {
+      p.reason = reg + " is defined by `" + inst->opcode + "`, not `and ..., 1`";
+      return p;
+    }
+    std::string a = inst->operands[1].text;
+    // Optional complement: `not.b32 A, B` or `xor.b32 A, B, 1`.
+    if (resolver_.definitionCount(a) == 1) {
+      const ptx::Instruction* d = &f_.body[resolver_.definitions(a)->front()].instruction;
+      const std::string base = d->baseOpcode();
+      bool complement = (base == "not" && d->operands.size() == 2) ||
+                        (base == "xor" && d->operands.size() == 3 && isImm(d->operands[2], 1));
+      if (complement && !d->guard && d->operands[1].kind == Operand::Kind::Register) {
+        p.chain.push_back(resolver_.definitions(a)->front());
+        p.inverted = true;
+        a = d->operands[1].text;
+      }
+    }
+    // a = iteration / stages, or the iteration itself (stages 1).
+    std::string iter = a;
+    int64_t stages = 1;
+    if (auto divided = division(a, p)) {
+      iter = divided->first;
+      stages = divided->second;
+    }
+    p.iteration = iter;
+    p.stages = stages;
+    p.expression = (stages == 1 ? iter : "(" + iter + " / " + std::to_string(stages) + ")") +
+                   " & 1" + (p.inverted ? " ^ 1" : "");
+    if (auto it = iterRegions_.find(iter); it != iterRegions_.end()) {
+      p.form = "iteration";
+      p.iterationRegion = it->second;
+    } else {
+      p.reason = iter +
+                 " is not the iter= operand of any region, so the phase cannot be tied "
+                 "to an iteration";
+    }
+    return p;
+  }
+
+ private:
+  static bool isImm(const Operand& op, int64_t value) {
+    if (op.kind != Operand::Kind::Immediate) return false;
+    auto n = parseInteger(op.text);
+    return n && *n == value;
+  }
+
+  const ptx::Instruction* single(const std::string& reg, ParityPhase& p) {
+    const auto* defs = resolver_.definitions(reg);
+    if (defs == nullptr || defs->size() != 1) {
+      p.reason = reg + (defs == nullptr ? " has no definition"
+                                        : " has " + std::to_string(defs->size()) + " definitions");
+      return nullptr;
+    }
+    const ptx::Instruction& inst = f_.body[defs->front()].instruction;
+    if (inst.guard) {
+      p.reason = reg + " is defined under a guard";
+      return nullptr;
+    }
+    p.chain.push_back(defs->front());
+    return &inst;
+  }
+
+  /// `reg` = register / constant: `div.u32`, `shr.u32` by a constant, or
+  /// `cvt.u32.u64(shr.u64(mul.wide.u32(I, M), s))` / `shr.u32(mul.hi.u32(I, M), s)` with a magic
+  /// multiplier M = ceil(2^s / d). nullopt when no division is recognized (chain unchanged).
+  std::optional<std::pair<std::string, int64_t>> division(const std::string& reg, ParityPhase& p) {
+    const size_t mark = p.chain.size();
+    auto undo = [&] { p.chain.resize(mark); };
+    ParityPhase scratch;
+    const ptx::Instruction* inst = single(reg, scratch);
+    if (inst == nullptr) return std::nullopt;
+    p.chain.push_back(scratch.chain.back());
+    const std::string base = inst->baseOpcode();
+    const auto& ops = inst->operands;
+    auto regOf = [](const Operand& o) {
+      return o.kind == Operand::Kind::Register ? o.text : std::string();
+    };
+    auto imm = [](const Operand& o) {
+      return o.kind == Operand::Kind::Immediate ? parseInteger(o.text) : std::nullopt;
+    };
+    if (base == "div" && ops.size() == 3 && !regOf(ops[1]).empty() && imm(ops[2]) &&
+        *imm(ops[2]) > 0)
+      return std::pair{regOf(ops[1]), *imm(ops[2])};
+    std::string shifted;
+    int64_t shift = 0;
+    if (base == "cvt" && ops.size() == 2 && !regOf(ops[1]).empty()) {
+      const ptx::Instruction* s = single(regOf(ops[1]), scratch);
+      if (s == nullptr || s->baseOpcode() != "shr" || s->operands.size() != 3 ||
+          !imm(s->operands[2]) || regOf(s->operands[1]).empty()) {
+        undo();
+        return std::nullopt;
+      }
+      p.chain.push_back(scratch.chain.back());
+      shifted = regOf(s->operands[1]);
+      shift = *imm(s->operands[2]);
+    } else if (base == "shr" && ops.size() == 3 && imm(ops[2]) && !regOf(ops[1]).empty()) {
+      shifted = regOf(ops[1]);
+      shift = *imm(ops[2]);
+    } else {
+      undo();
+      return std::nullopt;
+    }
+    if (shift < 0 || shift > 63) {
+      undo();
+      return std::nullopt;
+    }
+    // Magic multiply feeding the shift?
+    if (resolver_.definitionCount(shifted) == 1) {
+      const size_t at = resolver_.definitions(shifted)->front();
+      const ptx::Instruction& m = f_.body[at].instruction;
+      const bool wide = m.opcode.starts_with("mul.wide.u32");
+      const bool hi = m.opcode.starts_with("mul.hi.u32");
+      if ((wide || hi) && !m.guard && m.operands.size() == 3 && !regOf(m.operands[1]).empty() &&
+          imm(m.operands[2])) {
+        const uint64_t magic = static_cast<uint32_t>(*imm(m.operands[2]));
+        const int total = static_cast<int>(shift) + (hi ? 32 : 0);
+        if (magic > 1 && total >= 32 && total < 64) {
+          const uint64_t pow = uint64_t{1} << total;
+          const uint64_t d = (pow + magic / 2) / magic;
+          if (d > 1 && (pow + d - 1) / d == magic) {
+            p.chain.push_back(at);
+            return std::pair{regOf(m.operands[1]), static_cast<int64_t>(d)};
+          }
+        }
+        undo();
+        return std::nullopt;
+      }
+    }
+    // Plain shift of the iteration: a power-of-two stage count (32-bit shifts only).
+    if (base == "shr" && shift < 31) return std::pair{shifted, int64_t{1} << shift};
+    undo();
+    return std::nullopt;
+  }
+
+  ParityPhase toggle(const std::string& reg, const std::vector<size_t>& defs) {
+    ParityPhase p;
+    std::optional<size_t> flip;
+    for (size_t d : defs) {
+      const ptx::Instruction& inst = f_.body[d].instruction;
+      const std::string base = inst.baseOpcode();
+      if (inst.guard) {
+        p.reason =
+            reg + " is defined under a guard at PTX line " + std::to_string(f_.body[d].loc.line);
+        return p;
+      }
+      if (base == "mov" && inst.operands.size() == 2 &&
+          inst.operands[1].kind == Operand::Kind::Immediate) {
+        auto value = parseInteger(inst.operands[1].text);
+        if (p.initial && value != p.initial) {
+          p.reason = reg + " is initialised to different constants";
+          return p;
+        }
+        p.initial = value;
+        p.chain.push_back(d);
+        continue;
+      }
+      const bool inPlaceXor = base == "xor" && inst.operands.size() == 3 &&
+                              inst.operands[1].kind == Operand::Kind::Register &&
+                              inst.operands[1].text == reg;
+      if (inPlaceXor && !flip) {
+        flip = d;
+        p.chain.push_back(d);
+        continue;
+      }
+      p.reason = reg + " has " + std::to_string(defs.size()) +
+                 " definitions that are not `mov` constants plus one in-place `xor` (PTX line " +
+                 std::to_string(f_.body[d].loc.line) + ": `" + inst.opcode + "`)";
+      return p;
+    }
+    if (!flip || !p.initial) {
+      p.reason = reg + " has several definitions but no `mov` initialisation and in-place `xor`";
+      return p;
+    }
+    const Operand& by = f_.body[*flip].instruction.operands[2];
+    p.form = "toggle";
+    if (isImm(by, 1)) {
+      p.stages = 1;
+      p.expression = reg + " ^= 1 every pass (initially " + std::to_string(*p.initial) + ")";
+      return p;
+    }
+    // `xor R, R, W` with W = selp 1, 0, P and P = setp.{gt,ge,eq} C, K (stage counter wrap).
+    p.expression =
+        reg + " ^= " + operandText(by) + " (initially " + std::to_string(*p.initial) + ")";
+    if (by.kind != Operand::Kind::Register) return p;
+    ParityPhase scratch;
+    const ptx::Instruction* sel = single(by.text, scratch);
+    if (sel == nullptr || sel->baseOpcode() != "selp" || sel->operands.size() != 4 ||
+        !isImm(sel->operands[1], 1) || !isImm(sel->operands[2], 0) ||
+        sel->operands[3].kind != Operand::Kind::Register)
+      return p;
+    p.chain.push_back(scratch.chain.back());
+    const ptx::Instruction* cmp = single(sel->operands[3].text, scratch);
+    if (cmp == nullptr || cmp->baseOpcode() != "setp" || cmp->operands.size() != 3 ||
+        cmp->operands[1].kind != Operand::Kind::Register ||
+        cmp->operands[2].kind != Operand::Kind::Immediate)
+      return p;
+    p.chain.push_back(scratch.chain.back());
+    auto bound = parseInteger(cmp->operands[2].text);
+    std::string counter = cmp->operands[1].text;
+    // The compared value is often `counter + 1`.
+    if (resolver_.definitionCount(counter) == 1) {
+      const size_t at = resolver_.definitions(counter)->front();
+      const ptx::Instruction& inc = f_.body[at].instruction;
+      if (inc.baseOpcode() == "add" && inc.operands.size() == 3 && isImm(inc.operands[2], 1) &&
+          inc.operands[1].kind == Operand::Kind::Register) {
+        counter = inc.operands[1].text;
+        p.chain.push_back(at);
+      }
+    }
+    p.iteration = counter;
+    if (bound) {
+      if (cmp->opcode.starts_with("setp.gt.")) p.stages = *bound + 1;
+      if (cmp->opcode.starts_with("setp.ge.") || cmp->opcode.starts_with("setp.eq."))
+        p.stages = *bound;
+    }
+    p.expression = reg + " ^= 1 when stage counter " + counter + " wraps" +
+                   (p.stages ? " (" + std::to_string(*p.stages) + " stages)" : "") +
+                   ", initially " + std::to_string(*p.initial);
+    return p;
+  }
+
+  const ptx::Function& f_;
+  const Resolver& resolver_;
+  const std::map<std::string, std::string>& iterRegions_;
+};
+
+Completion barrierCompletion(const ptx::Function& f, Resolver& resolver, size_t site,
+                             const std::map<std::string, std::string>& iterRegions) {
   Completion c;
   c.kind = Completion::Kind::Barrier;
   const Operand* addr = nthAddress(f.body[site].instruction, 2);
@@ -373,6 +638,8 @@ Completion barrierCompletion(const ptx::Function& f, Resolver& resolver, size_t 
       if (wait) {
         b.parity = operandText(ops[addrIndex + 1]);
         b.parityIsImmediate = ops[addrIndex + 1].kind == Operand::Kind::Immediate;
+        if (contains(op, ".parity"))
+          b.phase = ParityProver(f, resolver, iterRegions).prove(ops[addrIndex + 1]);
       } else {
         b.txCount = operandText(ops[addrIndex + 1]);
       }
@@ -417,12 +684,14 @@ Completion groupCompletion(const ptx::Function& f, size_t site, std::string fami
   return c;
 }
 
-Completion completionFor(const ptx::Function& f, Resolver& resolver, size_t site, OpKind kind) {
+Completion completionFor(const ptx::Function& f, Resolver& resolver, size_t site, OpKind kind,
+                         const std::map<std::string, std::string>& iterRegions) {
   const std::string& op = f.body[site].instruction.opcode;
   switch (kind) {
     case OpKind::TmaLoad:
     case OpKind::BulkCopy:
-      if (contains(op, "mbarrier::complete_tx")) return barrierCompletion(f, resolver, site);
+      if (contains(op, "mbarrier::complete_tx"))
+        return barrierCompletion(f, resolver, site, iterRegions);
       if (contains(op, "bulk_group")) return groupCompletion(f, site, "cp.async.bulk");
       break;
     case OpKind::TmaStore:
@@ -470,6 +739,22 @@ nlohmann::json toJson(const ResolvedAddress& a) {
   } else {
     j["reason"] = a.reason;
   }
+  return j;
+}
+
+nlohmann::json toJson(const ParityPhase& p) {
+  nlohmann::json j = {{"form", p.form}, {"chain", p.chain}};
+  if (p.form == "unknown") {
+    j["reason"] = p.reason;
+    if (!p.expression.empty()) j["expression"] = p.expression;
+    return j;
+  }
+  j["expression"] = p.expression;
+  if (!p.iteration.empty()) j["iteration"] = p.iteration;
+  if (!p.iterationRegion.empty()) j["iteration_region"] = p.iterationRegion;
+  j["stages"] = p.stages ? nlohmann::json(*p.stages) : nlohmann::json(nullptr);
+  j["inverted"] = p.inverted;
+  if (p.initial) j["initial"] = *p.initial;
   return j;
 }
 
@@ -538,6 +823,10 @@ Result<std::vector<OpSite>> discoverAsyncOps(const ptx::Module& module, std::str
     const ptx::FunctionRegions& fr = *kernels[k].regions;
     if (!region.empty() && !roots[k]) continue;
     Resolver resolver(f);
+    std::map<std::string, std::string> iterRegions;  // iter= register -> region path
+    for (const ptx::Region& r : fr.regions)
+      for (const ptx::MarkerSite& b : r.begins)
+        if (!b.iteration.empty()) iterRegions.emplace(b.iteration, r.path);
     std::map<OpKind, size_t> ordinals;
     for (size_t i = 0; i < f.body.size(); ++i) {
       const Statement& s = f.body[i];
@@ -557,7 +846,7 @@ Result<std::vector<OpSite>> discoverAsyncOps(const ptx::Module& module, std::str
       for (uint32_t o : owners) site.regions.push_back(fr.regions[o].path);
       std::string owner = owners.size() == 1 ? fr.regions[owners[0]].id : f.name;
       site.opId = owner + ":" + std::string(toString(*kind)) + ":" + std::to_string(ordinal);
-      site.completion = completionFor(f, resolver, i, *kind);
+      site.completion = completionFor(f, resolver, i, *kind, iterRegions);
       sites.push_back(std::move(site));
     }
   }
@@ -590,6 +879,7 @@ nlohmann::json toJson(const OpSite& site) {
       w["match"] = b.match;
       w["parity"] = {{"operand", b.parity},
                      {"kind", b.parityIsImmediate ? "immediate" : "register"}};
+      if (b.phase) w["parity"]["phase"] = toJson(*b.phase);
       cj["waits"].push_back(std::move(w));
     }
   } else {

@@ -173,6 +173,96 @@ TEST(Discover, TritonAttentionCpAsyncGroups) {
   EXPECT_NE(cps[1].completion.commit->where.statement, cps[2].completion.commit->where.statement);
 }
 
+// Parity phases: the consumer waits on full[kt % 3] for parity (kt / 3) & 1 and the producer on
+// empty[kt % 3] for the complement; nvcc divides by 3 with a multiply-high by 0xAAAAAAAB.
+TEST(Discover, TmaGemmWaitParityIsIterationPhase) {
+  ptx::Module m = load("examples_tma_gemm.ptx");
+  auto sites = discoverAsyncOps(m, "tma_gemm", "");
+  ASSERT_TRUE(sites.has_value()) << sites.error().text();
+  auto loads = ofKind(*sites, OpKind::TmaLoad);
+  ASSERT_FALSE(loads.empty());
+  const auto& waits = loads[0].completion.waits;
+  ASSERT_EQ(waits.size(), 1u);
+  ASSERT_TRUE(waits[0].phase.has_value());
+  const ParityPhase& p = *waits[0].phase;
+  EXPECT_EQ(p.form, "iteration") << p.reason;
+  EXPECT_EQ(p.iteration, "%r147");
+  EXPECT_EQ(p.iterationRegion, "mainloop");
+  EXPECT_EQ(p.stages, 3);
+  EXPECT_FALSE(p.inverted);
+  EXPECT_EQ(p.expression, "(%r147 / 3) & 1");
+  nlohmann::json j = toJson(loads[0])["completion"]["waits"][0]["parity"];
+  EXPECT_EQ(j["operand"], "%r7");
+  EXPECT_EQ(j["phase"]["form"], "iteration");
+  EXPECT_EQ(j["phase"]["stages"], 3);
+  EXPECT_EQ(j["phase"]["iteration_region"], "mainloop");
+}
+
+TEST(Discover, WarpSpecializedWaitParityIsIterationPhase) {
+  ptx::Module m = load("examples_warp_specialized.ptx");
+  auto sites = discoverAsyncOps(m, "", "producer");
+  ASSERT_TRUE(sites.has_value()) << sites.error().text();
+  auto loads = ofKind(*sites, OpKind::TmaLoad);
+  ASSERT_FALSE(loads.empty());
+  ASSERT_FALSE(loads[0].completion.waits.empty());
+  for (const BarrierSite& w : loads[0].completion.waits) {
+    ASSERT_TRUE(w.phase.has_value());
+    EXPECT_EQ(w.phase->form, "iteration") << w.phase->reason;
+    EXPECT_EQ(w.phase->iterationRegion, "consumer/mainloop");
+    EXPECT_GT(w.phase->stages.value_or(0), 1);
+  }
+}
+
+// Triton carries the phase in a register flipped when the stage counter wraps past 2.
+TEST(Discover, TritonWaitParityIsLoopToggle) {
+  ptx::Module m = load("triton_matmul_tma.ptx");
+  auto sites = discoverAsyncOps(m, "", "");
+  ASSERT_TRUE(sites.has_value()) << sites.error().text();
+  auto loads = ofKind(*sites, OpKind::TmaLoad);
+  ASSERT_FALSE(loads.empty());
+  ASSERT_FALSE(loads[0].completion.waits.empty());
+  const auto& w = loads[0].completion.waits[0];
+  ASSERT_TRUE(w.phase.has_value());
+  EXPECT_EQ(w.phase->form, "toggle") << w.phase->reason;
+  EXPECT_EQ(w.phase->iteration, "%r160");
+  EXPECT_EQ(w.phase->stages, 3);
+  EXPECT_EQ(w.phase->initial, 0);
+}
+
+TEST(Discover, UnprovableParityHasReason) {
+  auto m = ptx::parseModule(R"(.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 8 .b64 bar;
+.visible .entry k()
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<6>;
+	mov.u32 %r1, bar;
+	mov.u32 %r2, 1024;
+	mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], %r2;
+	cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%r1, {%r2}], [%r1];
+	ld.shared.u32 %r3, [%r1];
+	mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r3;
+	mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;
+	ret;
+}
+)",
+                            "k.ptx");
+  ASSERT_TRUE(m.has_value()) << m.error().text();
+  auto sites = discoverAsyncOps(*m, "", "");
+  ASSERT_TRUE(sites.has_value()) << sites.error().text();
+  ASSERT_EQ(sites->size(), 1u);
+  const auto& waits = (*sites)[0].completion.waits;
+  ASSERT_EQ(waits.size(), 2u);
+  ASSERT_TRUE(waits[0].phase && waits[1].phase);
+  EXPECT_EQ(waits[0].phase->form, "unknown");
+  EXPECT_NE(waits[0].phase->reason.find("%r3 is defined by `ld.shared.u32`"), std::string::npos)
+      << waits[0].phase->reason;
+  EXPECT_EQ(waits[1].phase->form, "immediate");
+  EXPECT_EQ(waits[1].phase->initial, 0);
+}
+
 TEST(Discover, JsonIsStable) {
   ptx::Module m = load("examples_tma_gemm.ptx");
   auto a = discoverAsyncOps(m, "", "");

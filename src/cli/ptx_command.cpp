@@ -1,4 +1,5 @@
 // `argus ptx print FILE` and `argus ptx cfg FILE`: the PTX front end on its own.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -122,6 +123,16 @@ int runDiscover(const DiscoverOptions& o) {
         if (b.value("resolved", false)) completion += " = " + b.value("base", std::string());
       }
       if (c.contains("waits")) completion += fmt::format(", {} wait site(s)", c["waits"].size());
+      // Parity phases of the barrier waits, as discovery proved them (or why it could not).
+      std::vector<std::string> phases;
+      for (const auto& w : c.value("waits", json::array())) {
+        if (!w.contains("parity") || !w["parity"].contains("phase")) continue;
+        const auto& ph = w["parity"]["phase"];
+        std::string text = ph.value("form", std::string()) + ": " +
+                           ph.value("expression", ph.value("reason", std::string()));
+        if (std::ranges::find(phases, text) == phases.end()) phases.push_back(std::move(text));
+      }
+      for (const auto& text : phases) completion += "; phase " + text;
       if (!c.value("resolved", true))
         completion += " (unresolved: " + c.value("reason", std::string()) + ")";
     }

@@ -85,7 +85,7 @@ TEST(PaintPtx, PaintsEveryInstructionAndRecordsWhatItReplaced) {
   const ptx::Function& before = *original->findFunction("k");
   for (const auto& line : lines) {
     const auto& s = before.body.at(line["statement"].get<size_t>());
-    EXPECT_EQ(s.instruction.opcode, line["opcode"]);
+    EXPECT_EQ(s.instruction.opcode, line["opcode"].get<std::string>());
   }
 
   EXPECT_EQ(result->statistics["paint_ptx"]["instructions"], 4);

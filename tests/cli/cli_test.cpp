@@ -300,7 +300,14 @@ TEST(CliPtx, DiscoverFindsTheGemmsTmaLoadsAndTheirBarrier) {
     EXPECT_EQ(site["kind"], "tma_load");
     EXPECT_EQ(site["completion"]["kind"], "barrier");
     EXPECT_TRUE(site["completion"]["barrier"]["resolved"].get<bool>());
+    const auto& phase = site["completion"]["waits"][0]["parity"]["phase"];
+    EXPECT_EQ(phase["form"], "iteration");
+    EXPECT_EQ(phase["stages"], 3);
   }
+  auto text = argus({"ptx", "discover", (kData / "ptx" / "examples_tma_gemm.ptx").string(),
+                     "--region", "mainloop/tma_load"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("phase iteration: (%r147 / 3) & 1"), std::string::npos) << text.out;
   auto bad = argus(
       {"ptx", "discover", (kData / "ptx" / "examples_tma_gemm.ptx").string(), "--region", "nope"});
   EXPECT_EQ(bad.exitCode, 1);

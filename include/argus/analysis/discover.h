@@ -55,6 +55,26 @@ struct ResolvedAddress {
   std::string reason;                     ///< Why resolution stopped, when !resolved.
 };
 
+/// How a wait's parity operand is computed, recovered structurally from its definitions (the
+/// loop-carried phase that tells successive uses of a reused barrier apart).
+struct ParityPhase {
+  /// `immediate`: a constant. `iteration`: ((iteration / stages) & 1) ^ inverted, computed from
+  /// an iteration register (division as `div`, `shr` or a multiply-high by a magic constant).
+  /// `toggle`: a loop-carried register initialised by `mov` and flipped by `xor` in place, every
+  /// time (stages 1) or when a stage counter wraps (stages from the wrap compare). `unknown`:
+  /// `reason` says where the recovery stopped.
+  std::string form = "unknown";
+  std::string expression;  ///< Human-readable, e.g. `(%r147 / 3) & 1`.
+  std::string iteration;   ///< `iteration`: the divided register; `toggle`: the stage counter.
+  /// `iteration`: path of the region whose `iter=` operand is `iteration` (empty: none).
+  std::string iterationRegion;
+  std::optional<int64_t> stages;   ///< Uses of the barrier per phase flip, when derivable.
+  bool inverted = false;           ///< The parity is the complement (`not`, `xor 1`).
+  std::optional<int64_t> initial;  ///< `toggle`: the initial value; `immediate`: the value.
+  std::vector<size_t> chain;       ///< Statements followed.
+  std::string reason;              ///< `unknown`: why.
+};
+
 /// Another mbarrier operation on the barrier a site completes on.
 struct BarrierSite {
   StatementRef where;
@@ -65,7 +85,8 @@ struct BarrierSite {
   std::string match;
   std::string parity;  ///< Waits: the parity/state operand text (register or immediate).
   bool parityIsImmediate = false;
-  std::string txCount;  ///< expect_tx: the transaction byte count operand text.
+  std::optional<ParityPhase> phase;  ///< Waits with a parity operand: how it is computed.
+  std::string txCount;               ///< expect_tx: the transaction byte count operand text.
 };
 
 /// A commit or wait of a commit/wait-group family.

@@ -1,0 +1,49 @@
+// Synthesis of derived async-op latencies: joins a forced-wait probe run (insert_forced_wait +
+// lower_markers_to_trace scoped to iter=i) with the reference full-trace run, iteration by
+// iteration (DESIGN.md "Synthesis": exact joins on scope coordinates, never timestamps across
+// runs).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "argus/support/status.h"
+#include "argus/trace/decode.h"
+
+namespace argus::synthesis {
+
+/// One decoded traced launch with the trace map it was decoded with.
+struct TracedRun {
+  const trace::DecodedTrace* trace = nullptr;
+  const trace::TraceMap* map = nullptr;
+};
+
+/// What to join: the probe description that insert_forced_wait reported
+/// (TransformResult::statistics["probe"]: op, iteration, region.id, iteration_region.id, ...).
+struct ProbeJoinRequest {
+  nlohmann::json probe;
+  std::vector<TracedRun> probeRuns;      ///< Launches of the probe variant.
+  std::vector<TracedRun> referenceRuns;  ///< Launches of the reference (full trace) variant.
+};
+
+/// Joins one probe (op k, iteration i) with the reference. Regions are matched by region ID
+/// (never by index: the probe variant has one region more), occurrences by (iteration, CTA,
+/// warp). Output JSON, times in the trace's time-base units:
+///   latency: the probe region's durations (count, median, p95, min, max, mean) over the
+///            warps/CTAs that recorded it in iteration i;
+///   iteration_probe / iteration_reference: the iteration region's durations in iteration i,
+///            over the (CTA, warp) pairs that recorded the probe and recorded the iteration in
+///            both runs (`joined` counts them);
+///   exposed = median over pairs of (probe iteration - reference iteration) duration;
+///   slack (overlap) = max(0, median latency - exposed): the part of the latency the reference
+///            run hid behind other work; `slack_clamped` says when the difference was negative
+///            (the forced wait cost more than the op's latency, e.g. run-to-run noise).
+/// Qualification `derived`; `provenance` is left null for the caller to fill.
+/// Errors: missing probe fields, time bases that differ between runs, no probe occurrence in
+/// iteration i, no reference occurrence of the iteration region for the joined pairs.
+[[nodiscard]] Result<nlohmann::json> probeJoin(const ProbeJoinRequest& request);
+
+}  // namespace argus::synthesis

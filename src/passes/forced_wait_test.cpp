@@ -1,0 +1,305 @@
+// insert_forced_wait: golden diff test, ptxas on probe variants of every async op kind (TMA via
+// the expect_tx state, wgmma, cp.async, shared barrier phases), before and after
+// lower_markers_to_trace, the probe description, and refusals.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "argus/analysis/discover.h"
+#include "argus/ptx/regions.h"
+#include "argus/query/scope.h"
+#include "test_util.h"
+
+namespace argus::passes {
+namespace {
+
+using namespace testing;
+
+TransformOptions probeOptions(const std::string& op, int64_t iteration,
+                              nlohmann::json extra = nlohmann::json::object()) {
+  TransformOptions options;
+  options.config = {{"op", op}, {"iteration", iteration}};
+  for (auto& [k, v] : extra.items()) options.config[k] = v;
+  return options;
+}
+
+std::vector<std::string> opIds(const ptx::Module& module, analysis::OpKind kind) {
+  auto sites = analysis::discoverAsyncOps(module, "", "");
+  EXPECT_TRUE(sites.has_value()) << (sites ? "" : sites.error().text());
+  std::vector<std::string> ids;
+  if (!sites) return ids;
+  for (const auto& s : *sites)
+    if (s.kind == kind) ids.push_back(s.opId);
+  return ids;
+}
+
+/// Applies the probe, checks it assembles, then traces it scoped to the iteration (the probe
+/// recipe) and checks that assembles too. Returns the probe description.
+nlohmann::json probeAndAssemble(const ptx::Module& base, const TransformOptions& options,
+                                const std::string& stem) {
+  ptx::Module module = base;
+  auto result = applyTransforms(module, {"insert_forced_wait"}, options);
+  EXPECT_TRUE(result.has_value()) << (result ? "" : result.error().text());
+  if (!result) return {};
+  const nlohmann::json probe = result->statistics["probe"];
+  EXPECT_EQ(result->statistics["insert_forced_wait"]["probes"], 1);
+
+  ptx::Module traced = base;
+  TransformOptions traceOptions = options;
+  auto scope =
+      query::parseScope("iter=" + std::to_string(options.config["iteration"].get<int64_t>()));
+  EXPECT_TRUE(scope.has_value());
+  if (scope) traceOptions.scope = *scope;
+  auto both =
+      applyTransforms(traced, {"insert_forced_wait", "lower_markers_to_trace"}, traceOptions);
+  EXPECT_TRUE(both.has_value()) << (both ? "" : both.error().text());
+  if (!both) return probe;
+  // The probe region is in the trace map, under the owning region.
+  const std::string kernel = probe["kernel"];
+  bool inMap = false;
+  for (const auto& r : both->traceMap[kernel]["regions"])
+    inMap = inMap || (r["path"] == probe["region"]["path"] && r["id"] == probe["region"]["id"]);
+  EXPECT_TRUE(inMap) << both->traceMap[kernel].dump();
+
+  auto dir = makeTempDir("argus-forced-wait");
+  EXPECT_TRUE(dir.has_value());
+  if (!dir) return probe;
+  auto a = assemble(ptx::printModule(module), module.target(), *dir, stem);
+  if (!a.ok && a.message.find("ptxas failed") == std::string::npos) {
+    fs::remove_all(*dir);
+    std::cerr << "ptxas unavailable: " << a.message << "\n";
+    return probe;
+  }
+  auto b = assemble(ptx::printModule(traced), traced.target(), *dir, stem + "_traced");
+  fs::remove_all(*dir);
+  EXPECT_TRUE(a.ok) << stem << ": " << a.message;
+  EXPECT_TRUE(b.ok) << stem << " traced: " << b.message;
+  return probe;
+}
+
+// Golden diff test: the B-tile TMA load of tma_gemm (the last load of its phase) in iteration 5.
+TEST(ForcedWaitGolden, TmaGemmLastLoadUsesExpectTxState) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_tma_gemm.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto loads = opIds(module, analysis::OpKind::TmaLoad);
+  ASSERT_EQ(loads.size(), 2u);
+  auto result = applyTransforms(module, {"insert_forced_wait"}, probeOptions(loads[1], 5));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string printed = ptx::printModule(module);
+  const fs::path expectedPath = dataDir() / "passes" / "forced_wait_tma_gemm.expected.ptx";
+  if (std::getenv("ARGUS_UPDATE_GOLDEN") != nullptr) {
+    ASSERT_TRUE(writeFile(expectedPath, printed).has_value());
+  }
+  auto expected = readFile(expectedPath);
+  ASSERT_TRUE(expected.has_value()) << expected.error().text();
+  EXPECT_EQ(printed, *expected) << "rerun with ARGUS_UPDATE_GOLDEN=1 after an intended change";
+
+  const auto& probe = result->statistics["probe"];
+  EXPECT_EQ(probe["op"], loads[1]);
+  EXPECT_EQ(probe["completion_method"], "mbarrier_state");
+  EXPECT_EQ(probe["region"]["name"], "probe.tma_load.1");
+  EXPECT_EQ(probe["region"]["path"], "mainloop/tma_load/probe.tma_load.1");
+  EXPECT_EQ(probe["region"]["id"], ptx::regionId("tma_gemm", "mainloop/tma_load/probe.tma_load.1"));
+  EXPECT_EQ(probe["iteration_region"]["path"], "mainloop");
+  EXPECT_EQ(probe["iteration"], 5);
+  EXPECT_EQ(probe["site_line"], 212);
+  EXPECT_EQ(probe["expect_tx_line"], 198);
+  const auto& stats = result->statistics["insert_forced_wait"];
+  EXPECT_EQ(stats["state_sinks"], 1);
+  EXPECT_EQ(stats["iteration_captures"], 2);  // producer and consumer begin markers of mainloop
+  EXPECT_NE(printed.find("mbarrier.arrive.expect_tx.shared::cta.b64 %argusprobe_st, [%r14]"),
+            std::string::npos);
+}
+
+TEST(ForcedWait, TmaGemmEveryOpAssembles) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_tma_gemm.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto loads = opIds(module, analysis::OpKind::TmaLoad);
+  ASSERT_EQ(loads.size(), 2u);
+  for (int64_t i : {0, 7}) {
+    auto p = probeAndAssemble(module, probeOptions(loads[1], i), "tma_b");
+    EXPECT_EQ(p["completion_method"], "mbarrier_state");
+  }
+  // The A-tile load shares its phase with the B-tile load: refused unless asked to wait after B.
+  ptx::Module copy = module;
+  auto refused = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(loads[0], 2));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("would never return"), std::string::npos)
+      << refused.error().text();
+  EXPECT_NE(refused.error().message.find(loads[1]), std::string::npos);
+  auto p = probeAndAssemble(
+      module, probeOptions(loads[0], 2, {{"shared_phase", "wait_after_last"}}), "tma_a");
+  EXPECT_EQ(p["shared_phase_with"], nlohmann::json::array({loads[1]}));
+  EXPECT_EQ(p["wait_after_line"], 212);
+
+  auto mmas = opIds(module, analysis::OpKind::Wgmma);
+  ASSERT_FALSE(mmas.empty());
+  for (const std::string& op : {mmas.front(), mmas.back()}) {
+    auto q = probeAndAssemble(module, probeOptions(op, 3, {{"cta", 1}}), "wgmma");
+    EXPECT_EQ(q["completion_method"], "wgmma_wait_group_0");
+    EXPECT_EQ(q["region"]["path"], "mainloop/mma/" + q["region"]["name"].get<std::string>());
+    EXPECT_EQ(q["cta"], 1);
+  }
+}
+
+TEST(ForcedWait, WarpSpecializedOpsAssemble) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_warp_specialized.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto loads = opIds(module, analysis::OpKind::TmaLoad);
+  ASSERT_EQ(loads.size(), 2u);
+  auto p = probeAndAssemble(module, probeOptions(loads[1], 1), "ws_tma");
+  EXPECT_EQ(p["completion_method"], "mbarrier_state");
+  EXPECT_EQ(p["iteration_region"]["path"], "producer/mainloop");
+  auto mmas = opIds(module, analysis::OpKind::Wgmma);
+  ASSERT_FALSE(mmas.empty());
+  auto q = probeAndAssemble(module, probeOptions(mmas[1], 4), "ws_wgmma");
+  EXPECT_EQ(q["iteration_region"]["path"], "consumer/mainloop");
+}
+
+/// Triton's PTX has no Argus markers; wrap its K loop in `mainloop iter=%r290` as a user would.
+ptx::Module tritonWithMainloop() {
+  auto text = readFile(dataDir() / "ptx" / "triton_matmul_tma.ptx");
+  EXPECT_TRUE(text.has_value());
+  if (!text) return {};
+  std::string s = *text;
+  const std::string header =
+      "$L__BB0_2:                              // =>This Inner Loop Header: Depth=1\n";
+  const std::string latch = "\t@%p31 bra \t$L__BB0_2;\n";
+  size_t h = s.find(header);
+  size_t l = s.find(latch);
+  EXPECT_NE(h, std::string::npos);
+  EXPECT_NE(l, std::string::npos);
+  if (h == std::string::npos || l == std::string::npos) return {};
+  s.insert(l, "\t// @argus end mainloop\n");
+  s.insert(h + header.size(), "\t// @argus begin mainloop iter=%r290\n");
+  auto m = ptx::parseModule(s, "triton_matmul_tma_marked.ptx");
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().text());
+  return m ? *m : ptx::Module{};
+}
+
+TEST(ForcedWait, TritonMatmul) {
+  // Without markers there is no iteration to select.
+  ptx::Module plain = loadModule(dataDir() / "ptx" / "triton_matmul_tma.ptx");
+  auto mmas = opIds(plain, analysis::OpKind::Wgmma);
+  ASSERT_FALSE(mmas.empty());
+  auto none = applyTransforms(plain, {"insert_forced_wait"}, probeOptions(mmas[0], 0));
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message.find("outside every region"), std::string::npos)
+      << none.error().text();
+
+  ptx::Module module = tritonWithMainloop();
+  ASSERT_FALSE(HasFailure());
+  mmas = opIds(module, analysis::OpKind::Wgmma);
+  ASSERT_FALSE(mmas.empty());
+  auto p = probeAndAssemble(module, probeOptions(mmas.back(), 64), "triton_wgmma");
+  EXPECT_EQ(p["completion_method"], "wgmma_wait_group_0");
+  EXPECT_EQ(p["region"]["path"], "mainloop/" + p["region"]["name"].get<std::string>());
+
+  // The loop's TMA loads are issued by an elected thread while thread 0 arms the barrier, and
+  // the consumer waits on a barrier selected by another stage counter: refused with reasons.
+  auto sites = analysis::discoverAsyncOps(module, "", "mainloop");
+  ASSERT_TRUE(sites.has_value());
+  std::string loopLoad;
+  for (const auto& s : *sites)
+    if (s.kind == analysis::OpKind::TmaLoad && loopLoad.empty()) loopLoad = s.opId;
+  ASSERT_FALSE(loopLoad.empty());
+  ptx::Module copy = module;
+  auto refused = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(loopLoad, 64));
+  ASSERT_FALSE(refused.has_value());
+  const std::string& msg = refused.error().message;
+  EXPECT_NE(msg.find("cannot force its completion"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("different guards"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nothing is guessed"), std::string::npos) << msg;
+
+  // The epilogue TMA store is outside the loop region.
+  auto stores = opIds(module, analysis::OpKind::TmaStore);
+  ASSERT_EQ(stores.size(), 1u);
+  auto outside = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(stores[0], 0));
+  ASSERT_FALSE(outside.has_value());
+}
+
+TEST(ForcedWait, CpAsyncPipelineOpsAssemble) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_cp_async_pipeline.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto copies = opIds(module, analysis::OpKind::CpAsync);
+  ASSERT_FALSE(copies.empty());
+  int probed = 0;
+  for (const std::string& op : copies) {
+    ptx::Module copy = module;
+    auto r = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(op, 2));
+    if (!r) {
+      // Prologue copies (before the main loop) have no iteration region.
+      EXPECT_NE(r.error().message.find("iter="), std::string::npos) << r.error().text();
+      continue;
+    }
+    auto p = probeAndAssemble(module, probeOptions(op, 2), "cp_async");
+    EXPECT_EQ(p["completion_method"], "cp_async_wait_all");
+    ++probed;
+  }
+  EXPECT_GT(probed, 0);
+}
+
+TEST(ForcedWait, BadInput) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_tma_gemm.ptx");
+  ASSERT_FALSE(HasFailure());
+  const std::string before = ptx::printModule(module);
+  auto unknown =
+      applyTransforms(module, {"insert_forced_wait"}, probeOptions("nope:tma_load:9", 0));
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("unknown op `nope:tma_load:9`"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find(":tma_load:0"), std::string::npos);
+  EXPECT_TRUE(unknown.error().message.starts_with("insert_forced_wait"));
+  EXPECT_EQ(ptx::printModule(module), before);
+
+  TransformOptions noIteration;
+  noIteration.config = {{"op", "x"}};
+  auto missing = applyTransforms(module, {"insert_forced_wait"}, noIteration);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message.find("option `iteration`"), std::string::npos);
+
+  auto loads = opIds(module, analysis::OpKind::TmaLoad);
+  auto badPhase = applyTransforms(module, {"insert_forced_wait"},
+                                  probeOptions(loads[0], 0, {{"shared_phase", "maybe"}}));
+  ASSERT_FALSE(badPhase.has_value());
+
+  // Applying twice is refused: the probe registers are already there.
+  auto once = applyTransforms(module, {"insert_forced_wait"}, probeOptions(loads[1], 0));
+  ASSERT_TRUE(once.has_value()) << once.error().text();
+  auto twice = applyTransforms(module, {"insert_forced_wait"}, probeOptions(loads[1], 1));
+  ASSERT_FALSE(twice.has_value());
+}
+
+// A barrier whose completion cannot be recovered gets no probe, with the reason.
+TEST(ForcedWait, UnresolvedBarrierIsRefused) {
+  auto module = ptx::parseModule(R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u32 k_param_0)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<2>;
+	ld.param.u32 %r1, [k_param_0];
+	mov.u32 %r4, 0;
+$L__loop:
+	// @argus begin loop iter=%r4
+	mov.u64 %rd1, 0;
+	cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r4}], [%r1];
+	// @argus end loop
+	add.s32 %r4, %r4, 1;
+	setp.lt.u32 %p1, %r4, 8;
+	ret;
+}
+)",
+                                 "k.ptx");
+  ASSERT_TRUE(module.has_value()) << module.error().text();
+  auto loads = opIds(*module, analysis::OpKind::TmaLoad);
+  ASSERT_EQ(loads.size(), 1u);
+  auto r = applyTransforms(*module, {"insert_forced_wait"}, probeOptions(loads[0], 0));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("completion is unresolved"), std::string::npos)
+      << r.error().text();
+  EXPECT_NE(r.error().message.find("PTX line 13"), std::string::npos) << r.error().text();
+}
+
+}  // namespace
+}  // namespace argus::passes

@@ -1,0 +1,158 @@
+#include "argus/synthesis/probe_join.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace argus::synthesis {
+namespace {
+
+using json = nlohmann::json;
+
+/// (launch, CTA, warp): the coordinates an occurrence is joined on within one iteration.
+using Key = std::tuple<size_t, uint32_t, uint32_t>;
+
+json statsJson(const trace::DurationStats& s) {
+  return {{"count", s.count}, {"median", s.median}, {"p95", s.p95},
+          {"min", s.min},     {"max", s.max},       {"mean", s.mean}};
+}
+
+std::optional<uint32_t> regionIndex(const trace::TraceMap& map, const std::string& id) {
+  for (const auto& r : map.regions)
+    if (r.id == id) return r.index;
+  return std::nullopt;
+}
+
+/// Durations per key of region `id` in iteration `iteration` (several occurrences of one key are
+/// summed: a region entered twice by one warp in one iteration).
+Result<std::map<Key, uint64_t>> collect(const std::vector<TracedRun>& runs, const std::string& id,
+                                        uint32_t iteration, std::string_view what) {
+  std::map<Key, uint64_t> out;
+  for (size_t launch = 0; launch < runs.size(); ++launch) {
+    const TracedRun& run = runs[launch];
+    if (run.trace == nullptr || run.map == nullptr)
+      return fail("synthesis",
+                  fmt::format("probe_join: {} launch {} has no trace or map", what, launch));
+    auto index = regionIndex(*run.map, id);
+    if (!index) {
+      return fail("synthesis", fmt::format("probe_join: {} launch {}: region id {} is not in the "
+                                           "trace map of `{}`; was the right variant traced?",
+                                           what, launch, id, run.map->kernel));
+    }
+    for (const trace::Occurrence& o : run.trace->occurrences) {
+      if (o.region != *index || o.iteration != iteration) continue;
+      out[Key{launch, o.cta, o.warp}] += o.duration();
+    }
+  }
+  return out;
+}
+
+double median(std::vector<int64_t> v) {
+  std::ranges::sort(v);
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  return n % 2 == 1 ? static_cast<double>(v[n / 2])
+                    : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2.0;
+}
+
+}  // namespace
+
+Result<json> probeJoin(const ProbeJoinRequest& request) {
+  const json& p = request.probe;
+  auto field = [&](const json& j, const char* key) -> const json* {
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  };
+  const json* region = p.is_object() ? field(p, "region") : nullptr;
+  const json* iterRegion = p.is_object() ? field(p, "iteration_region") : nullptr;
+  const json* iterationJson = p.is_object() ? field(p, "iteration") : nullptr;
+  if (region == nullptr || !region->contains("id") || iterRegion == nullptr ||
+      !iterRegion->contains("id") || iterationJson == nullptr ||
+      !iterationJson->is_number_integer()) {
+    return fail("synthesis",
+                "probe_join: the probe description needs region.id, iteration_region.id and "
+                "iteration (insert_forced_wait's statistics[\"probe\"])");
+  }
+  const std::string probeId = (*region)["id"].get<std::string>();
+  const std::string iterId = (*iterRegion)["id"].get<std::string>();
+  const auto iteration = static_cast<uint32_t>(iterationJson->get<int64_t>());
+  if (request.probeRuns.empty() || request.referenceRuns.empty())
+    return fail("synthesis", "probe_join: needs at least one probe and one reference launch");
+
+  // One time base across both runs: durations of different units never mix.
+  const trace::TimeBase base = request.probeRuns.front().map != nullptr
+                                   ? request.probeRuns.front().map->timeBase
+                                   : trace::TimeBase::GlobalTimer;
+  for (const auto* runs : {&request.probeRuns, &request.referenceRuns})
+    for (const TracedRun& r : *runs)
+      if (r.map != nullptr && r.map->timeBase != base)
+        return fail("synthesis",
+                    "probe_join: probe and reference traces use different time "
+                    "bases; trace both with the same time_base");
+
+  auto latency = collect(request.probeRuns, probeId, iteration, "probe");
+  if (!latency) return std::unexpected(latency.error());
+  if (latency->empty()) {
+    return fail("synthesis",
+                fmt::format("probe_join: the probe run recorded no occurrence of the probe region "
+                            "{} in iteration {}; was the probe traced with scope iter={}?",
+                            probeId, iteration, iteration));
+  }
+  auto probeIter = collect(request.probeRuns, iterId, iteration, "probe");
+  if (!probeIter) return std::unexpected(probeIter.error());
+  auto refIter = collect(request.referenceRuns, iterId, iteration, "reference");
+  if (!refIter) return std::unexpected(refIter.error());
+
+  std::vector<uint64_t> latencies;
+  std::vector<uint64_t> probeDurations;
+  std::vector<uint64_t> refDurations;
+  std::vector<int64_t> exposed;
+  size_t unmatched = 0;
+  for (const auto& [key, d] : *latency) {
+    latencies.push_back(d);
+    auto pi = probeIter->find(key);
+    auto ri = refIter->find(key);
+    if (pi == probeIter->end() || ri == refIter->end()) {
+      ++unmatched;
+      continue;
+    }
+    probeDurations.push_back(pi->second);
+    refDurations.push_back(ri->second);
+    exposed.push_back(static_cast<int64_t>(pi->second) - static_cast<int64_t>(ri->second));
+  }
+  if (exposed.empty()) {
+    return fail("synthesis",
+                fmt::format("probe_join: no (launch, CTA, warp) that recorded the probe in "
+                            "iteration {} recorded the iteration region {} in both runs",
+                            iteration, iterId));
+  }
+  const trace::DurationStats lat = trace::durationStats(latencies);
+  const double exposedMedian = median(exposed);
+  const double rawSlack = lat.median - exposedMedian;
+  const auto [minExposed, maxExposed] = std::ranges::minmax(exposed);
+
+  json out;
+  out["op"] = p.value("op", "");
+  out["kernel"] = p.value("kernel", "");
+  out["iteration"] = iteration;
+  out["unit"] = base == trace::TimeBase::SmClock ? "cycles" : "ns";
+  out["probe_region"] = *region;
+  out["iteration_region"] = *iterRegion;
+  out["latency"] = statsJson(lat);
+  out["iteration_probe"] = statsJson(trace::durationStats(probeDurations));
+  out["iteration_reference"] = statsJson(trace::durationStats(refDurations));
+  out["joined"] = exposed.size();
+  out["unmatched"] = unmatched;
+  out["exposed"] = {{"median", exposedMedian}, {"min", minExposed}, {"max", maxExposed}};
+  out["slack"] = std::max(0.0, rawSlack);
+  out["slack_clamped"] = rawSlack < 0;
+  out["qualification"] = "derived";
+  out["provenance"] = nullptr;
+  out["method"] = p.value("completion_method", "");
+  return out;
+}
+
+}  // namespace argus::synthesis

@@ -1,0 +1,150 @@
+// probe_join on synthetic decoded traces: exact joins by region ID and (launch, CTA, warp) in
+// the probed iteration, statistics, slack clamping, and errors.
+#include "argus/synthesis/probe_join.h"
+
+#include <gtest/gtest.h>
+
+namespace argus::synthesis {
+namespace {
+
+trace::TraceMap makeMap(bool withProbe) {
+  trace::TraceMap map;
+  map.kernel = "k";
+  map.timeBase = trace::TimeBase::GlobalTimer;
+  // The probe variant has one region more; indices differ, IDs do not.
+  map.regions.push_back({0, "iterid", "mainloop", std::nullopt});
+  map.regions.push_back({1, "loadid", "mainloop/load", 0});
+  if (withProbe) map.regions.push_back({2, "probeid", "mainloop/load/probe.cp_async.3", 1});
+  return map;
+}
+
+trace::Occurrence occ(uint32_t region, uint64_t begin, uint64_t end, uint32_t cta, uint32_t warp,
+                      std::optional<uint32_t> iteration) {
+  trace::Occurrence o;
+  o.region = region;
+  o.begin = begin;
+  o.end = end;
+  o.cta = cta;
+  o.warp = warp;
+  o.iteration = iteration;
+  return o;
+}
+
+nlohmann::json probeDescription() {
+  return {{"op", "abc:cp_async:3"},
+          {"kernel", "k"},
+          {"iteration", 2},
+          {"completion_method", "cp_async_wait_all"},
+          {"region", {{"name", "probe.cp_async.3"}, {"id", "probeid"}}},
+          {"iteration_region", {{"path", "mainloop"}, {"id", "iterid"}}}};
+}
+
+TEST(ProbeJoin, JoinsIterationByCtaAndWarp) {
+  const trace::TraceMap probeMap = makeMap(true);
+  const trace::TraceMap refMap = makeMap(false);
+  trace::DecodedTrace probe;
+  // Iteration 2 in CTA 0 warps 0 and 1, CTA 1 warp 0: probe latencies 400, 600, 500.
+  probe.occurrences = {
+      occ(2, 100, 500, 0, 0, 2), occ(0, 0, 1000, 0, 0, 2),  occ(2, 100, 700, 0, 1, 2),
+      occ(0, 0, 1200, 0, 1, 2),  occ(2, 100, 600, 1, 0, 2), occ(0, 0, 1100, 1, 0, 2),
+      occ(0, 0, 5000, 0, 0, 3),  // another iteration: ignored
+  };
+  trace::DecodedTrace ref;
+  ref.occurrences = {
+      occ(0, 0, 800, 0, 0, 2),  occ(0, 0, 900, 0, 1, 2),
+      occ(0, 0, 1000, 1, 0, 2), occ(0, 0, 100, 0, 0, 1),  // another iteration: ignored
+      occ(1, 0, 50, 0, 0, 2),                             // another region: ignored
+  };
+  ProbeJoinRequest request{probeDescription(), {{&probe, &probeMap}}, {{&ref, &refMap}}};
+  auto out = probeJoin(request);
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  const auto& j = *out;
+  EXPECT_EQ(j["qualification"], "derived");
+  EXPECT_TRUE(j["provenance"].is_null());
+  EXPECT_EQ(j["unit"], "ns");
+  EXPECT_EQ(j["iteration"], 2);
+  EXPECT_EQ(j["latency"]["count"], 3);
+  EXPECT_EQ(j["latency"]["median"], 500.0);
+  EXPECT_EQ(j["latency"]["min"], 400);
+  EXPECT_EQ(j["latency"]["max"], 600);
+  EXPECT_EQ(j["latency"]["p95"], 600);
+  EXPECT_EQ(j["iteration_probe"]["median"], 1100.0);
+  EXPECT_EQ(j["iteration_reference"]["median"], 900.0);
+  // Exposed per pair: 200, 300, 100 -> median 200; slack = 500 - 200.
+  EXPECT_EQ(j["exposed"]["median"], 200.0);
+  EXPECT_EQ(j["exposed"]["min"], 100);
+  EXPECT_EQ(j["exposed"]["max"], 300);
+  EXPECT_EQ(j["slack"], 300.0);
+  EXPECT_FALSE(j["slack_clamped"].get<bool>());
+  EXPECT_EQ(j["joined"], 3);
+  EXPECT_EQ(j["unmatched"], 0);
+}
+
+TEST(ProbeJoin, NegativeSlackIsClampedAndSaidSo) {
+  const trace::TraceMap probeMap = makeMap(true);
+  const trace::TraceMap refMap = makeMap(false);
+  trace::DecodedTrace probe;
+  probe.occurrences = {occ(2, 0, 100, 0, 0, 2), occ(0, 0, 2000, 0, 0, 2)};
+  trace::DecodedTrace ref;
+  ref.occurrences = {occ(0, 0, 1000, 0, 0, 2), occ(0, 0, 700, 0, 1, 2)};
+  auto out = probeJoin({probeDescription(), {{&probe, &probeMap}}, {{&ref, &refMap}}});
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  EXPECT_EQ((*out)["exposed"]["median"], 1000.0);
+  EXPECT_EQ((*out)["slack"], 0.0);
+  EXPECT_TRUE((*out)["slack_clamped"].get<bool>());
+}
+
+TEST(ProbeJoin, LaunchesJoinByIndexAndUnmatchedAreCounted) {
+  const trace::TraceMap probeMap = makeMap(true);
+  const trace::TraceMap refMap = makeMap(false);
+  trace::DecodedTrace p0, p1, r0, r1;
+  p0.occurrences = {occ(2, 0, 10, 0, 0, 2), occ(0, 0, 100, 0, 0, 2)};
+  p1.occurrences = {occ(2, 0, 30, 0, 0, 2), occ(0, 0, 300, 0, 0, 2), occ(2, 0, 20, 5, 0, 2)};
+  r0.occurrences = {occ(0, 0, 90, 0, 0, 2)};
+  r1.occurrences = {occ(0, 0, 200, 0, 0, 2)};
+  auto out = probeJoin(
+      {probeDescription(), {{&p0, &probeMap}, {&p1, &probeMap}}, {{&r0, &refMap}, {&r1, &refMap}}});
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  EXPECT_EQ((*out)["joined"], 2);
+  EXPECT_EQ((*out)["unmatched"], 1);  // CTA 5 has no iteration-region record in the probe run
+  EXPECT_EQ((*out)["latency"]["count"], 3);
+  EXPECT_EQ((*out)["exposed"]["median"], 55.0);  // (10 + 100) / 2
+}
+
+TEST(ProbeJoin, Errors) {
+  const trace::TraceMap probeMap = makeMap(true);
+  const trace::TraceMap refMap = makeMap(false);
+  trace::DecodedTrace probe;
+  probe.occurrences = {occ(0, 0, 100, 0, 0, 2)};
+  trace::DecodedTrace ref;
+  ref.occurrences = {occ(0, 0, 90, 0, 0, 2)};
+
+  auto noProbe = probeJoin({probeDescription(), {{&probe, &probeMap}}, {{&ref, &refMap}}});
+  ASSERT_FALSE(noProbe.has_value());
+  EXPECT_NE(noProbe.error().message.find("no occurrence of the probe region"), std::string::npos);
+
+  auto badDescription = probeJoin({nlohmann::json{{"op", "x"}}, {{&probe, &probeMap}}, {}});
+  ASSERT_FALSE(badDescription.has_value());
+  EXPECT_NE(badDescription.error().message.find("region.id"), std::string::npos);
+
+  // The reference map lacks the probe region; asking the reference for it would be wrong, and
+  // using the reference as a probe run is reported.
+  auto swapped = probeJoin({probeDescription(), {{&ref, &refMap}}, {{&ref, &refMap}}});
+  ASSERT_FALSE(swapped.has_value());
+  EXPECT_NE(swapped.error().message.find("not in the trace map"), std::string::npos);
+
+  trace::TraceMap clockMap = makeMap(false);
+  clockMap.timeBase = trace::TimeBase::SmClock;
+  probe.occurrences.push_back(occ(2, 0, 10, 0, 0, 2));
+  auto mixed = probeJoin({probeDescription(), {{&probe, &probeMap}}, {{&ref, &clockMap}}});
+  ASSERT_FALSE(mixed.has_value());
+  EXPECT_NE(mixed.error().message.find("time bases"), std::string::npos);
+
+  trace::DecodedTrace emptyRef;
+  auto noRef = probeJoin({probeDescription(), {{&probe, &probeMap}}, {{&emptyRef, &refMap}}});
+  ASSERT_FALSE(noRef.has_value());
+  EXPECT_NE(noRef.error().message.find("in both runs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace argus::synthesis
