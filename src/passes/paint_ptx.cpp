@@ -15,9 +15,18 @@
 // Paint map format (`argus_paint_map 1`):
 //   {"format": "argus_paint_map 1", "file": "argus-paint", "fileIndex": F,
 //    "lines": [{"line": n, "function": "...", "statement": i, "opcode": "...",
-//               "regions": ["mainloop/mma", ...], "source": {"file": "...", "line": L}}, ...]}
-// `lines[n - 1]` is line n. `regions` is empty outside every region; it lists several paths when
-// markers under data-dependent branches leave the owner ambiguous. `source.file` is empty when the
+//               "regions": ["mainloop/mma", ...], "source": {"file": "...", "line": L},
+//               "owners": [{"kernel": "...", "region": "..."}, ...],
+//               "origin": {"function": "...", "statement": i}}, ...],
+//    "functions": {"name": {"origin": "...", "owners": [{"kernel", "region"}, ...]}, ...}}
+// `lines[n - 1]` is line n. `regions` are the function's own region paths: empty outside every
+// region; several paths when markers under data-dependent branches leave the owner ambiguous.
+// `owners` composes them with every calling context (call_contexts.h): each (kernel, full path
+// from the kernel root) the instruction can run under, region "" meaning outside every region;
+// a `__noinline__` helper called from two regions lists both. Empty for functions no kernel
+// reaches. `origin` is the instruction before clone_shared_callees copied it (the same function
+// and statement when it is no copy): the PTX instruction identity that joins a mapping build to the
+// reference build. `functions` gives the same per function. `source.file` is empty when the
 // instruction had no `.loc` before it.
 #include <algorithm>
 #include <charconv>
@@ -29,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "argus/ptx/regions.h"
+#include "call_contexts.h"
 #include "pass.h"
 
 namespace argus::passes {
@@ -83,13 +93,37 @@ class PaintPtxPass final : public Pass {
     std::map<std::string, const ptx::FunctionRegions*> regionsByFunction;
     for (const auto& fr : *regions) regionsByFunction[fr.function] = &fr;
 
+    const CallContexts contexts = analyzeCallContexts(module, regionsByFunction);
+    // Copies made by clone_shared_callees name their original here.
+    std::map<std::string, std::string> originOf;
+    if (result.cloneMap.contains("functions")) {
+      for (const auto& [copy, info] : result.cloneMap["functions"].items()) {
+        originOf[copy] = info.value("original", copy);
+      }
+    }
+    auto ownersJson = [](const OwnerSet& owners) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& o : owners) out.push_back({{"kernel", o.kernel}, {"region", o.region}});
+      return out;
+    };
+
     nlohmann::json lines = nlohmann::json::array();
+    nlohmann::json functions = nlohmann::json::object();
     uint32_t next = 1;
     for (ptx::Function* function : module.functions()) {
       if (!function->hasBody) continue;
       const std::vector<ptx::SourcePosition> positions = ptx::sourcePositions(module, *function);
       auto found = regionsByFunction.find(function->name);
       const ptx::FunctionRegions* fr = found == regionsByFunction.end() ? nullptr : found->second;
+      auto reached = contexts.contexts.find(function->name);
+      const OwnerSet noContexts;
+      const OwnerSet& functionContexts =
+          reached == contexts.contexts.end() ? noContexts : reached->second;
+      const std::vector<OwnerSet> owners = statementOwners(*function, fr, functionContexts);
+      auto origin = originOf.find(function->name);
+      const std::string originName = origin == originOf.end() ? function->name : origin->second;
+      functions[function->name] = {{"origin", originName},
+                                   {"owners", ownersJson(functionContexts)}};
 
       std::vector<Statement> painted;
       painted.reserve(function->body.size() * 2);
@@ -108,17 +142,19 @@ class PaintPtxPass final : public Pass {
           loc.directive.text = fmt::format("{} {} 1", fileIndex, line);
           painted.push_back(std::move(loc));
 
-          nlohmann::json owners = nlohmann::json::array();
+          nlohmann::json localRegions = nlohmann::json::array();
           if (fr != nullptr && i < fr->owners.size()) {
-            for (uint32_t r : fr->owners[i]) owners.push_back(fr->regions[r].path);
+            for (uint32_t r : fr->owners[i]) localRegions.push_back(fr->regions[r].path);
           }
           lines.push_back({
               {"line", line},
               {"function", function->name},
               {"statement", i},
               {"opcode", s.instruction.opcode},
-              {"regions", std::move(owners)},
+              {"regions", std::move(localRegions)},
               {"source", {{"file", positions[i].file}, {"line", positions[i].line}}},
+              {"owners", ownersJson(owners[i])},
+              {"origin", {{"function", originName}, {"statement", i}}},
           });
           ++instructions;
         }
@@ -153,6 +189,7 @@ class PaintPtxPass final : public Pass {
         {"file", kPaintFile},
         {"fileIndex", fileIndex},
         {"lines", std::move(lines)},
+        {"functions", std::move(functions)},
     };
     return {};
   }

@@ -95,5 +95,7 @@ uint64_t stripAll(ptx::Function& function);
 [[nodiscard]] std::unique_ptr<Pass> createStripMarkersPass();
 [[nodiscard]] std::unique_ptr<Pass> createLowerMarkersToTracePass();
 [[nodiscard]] std::unique_ptr<Pass> createPaintPtxPass();
+[[nodiscard]] std::unique_ptr<Pass> createInsertForcedWaitPass();
+[[nodiscard]] std::unique_ptr<Pass> createCloneSharedCalleesPass();
 
 }  // namespace argus::passes

@@ -1,5 +1,6 @@
 // The transform registry: name -> pass factory, and the public entry point that runs a recipe's
 // transform list. The table is data; adding a pass adds one row.
+#include <array>
 #include <memory>
 #include <string_view>
 
@@ -22,6 +23,8 @@ constexpr PassRecord kPasses[] = {
     {"strip_markers", &createStripMarkersPass},
     {"lower_markers_to_trace", &createLowerMarkersToTracePass},
     {"paint_ptx", &createPaintPtxPass},
+    {"insert_forced_wait", &createInsertForcedWaitPass},
+    {"clone_shared_callees", &createCloneSharedCalleesPass},
 };
 
 /// Transforms that recipes name but that later work adds; asking for one is a clear error.
@@ -30,12 +33,8 @@ struct PlannedTransform {
   std::string_view addedBy;
 };
 
-constexpr PlannedTransform kPlanned[] = {
-    {"clone_shared_callees",
-     "issue 6, the PC-to-region map (exact ownership of shared callees, recipe pc_region_map)"},
-    {"insert_forced_wait",
-     "issue 7, forced-completion probes (recipe forced_completion_probe, after async discovery)"},
-};
+// Empty now that issues 6 and 7 added their passes; kept for the next planned transform.
+constexpr std::array<PlannedTransform, 0> kPlanned{};
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -33,7 +34,18 @@ struct Painted {
   std::vector<std::string> regions;
   std::string sourceFile;
   uint32_t sourceLine = 0;
+  std::vector<PcOwner> owners;
+  std::string originFunction;
+  size_t originStatement = 0;
 };
+
+std::vector<PcOwner> unpackOwners(const nlohmann::json& owners) {
+  std::vector<PcOwner> out;
+  for (const auto& o : owners) {
+    out.push_back({o.at("kernel").get<std::string>(), o.at("region").get<std::string>()});
+  }
+  return out;
+}
 
 Result<std::vector<Painted>> unpack(const nlohmann::json& paintMap) {
   if (!paintMap.is_object() || paintMap.value("format", "") != "argus_paint_map 1" ||
@@ -55,6 +67,14 @@ Result<std::vector<Painted>> unpack(const nlohmann::json& paintMap) {
       p.regions = line.at("regions").get<std::vector<std::string>>();
       p.sourceFile = line.at("source").at("file").get<std::string>();
       p.sourceLine = line.at("source").at("line").get<uint32_t>();
+      // Maps written before `owners`/`origin` existed: the function's own view.
+      if (line.contains("owners")) p.owners = unpackOwners(line["owners"]);
+      p.originFunction = p.function;
+      p.originStatement = p.statement;
+      if (line.contains("origin")) {
+        p.originFunction = line["origin"].at("function").get<std::string>();
+        p.originStatement = line["origin"].at("statement").get<size_t>();
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     return fail("sass", fmt::format("paint map: {}", e.what()));
@@ -106,6 +126,19 @@ std::string opcodeOf(std::string_view instruction) {
   return word;
 }
 
+/// `$KERNEL$CALLEE:` (a called function's body inside a kernel's text) -> CALLEE.
+bool parseBodyLabel(std::string_view text, std::string_view function, std::string& body) {
+  text = trim(text);
+  if (function.empty() || !text.starts_with('$') || !text.ends_with(':')) return false;
+  text = text.substr(1, text.size() - 2);
+  if (!text.starts_with(function) || text.size() <= function.size() + 1 ||
+      text[function.size()] != '$') {
+    return false;
+  }
+  body = std::string(text.substr(function.size() + 1));
+  return true;
+}
+
 /// `.text.NAME:` -> NAME.
 bool parseFunctionLabel(std::string_view text, std::string& function) {
   text = trim(text);
@@ -144,17 +177,42 @@ Result<std::vector<PcEntry>> parsePcMap(std::string_view nvdisasmOutput,
   auto painted = unpack(paintMap);
   if (!painted) return std::unexpected(painted.error());
   const std::string paintFile = paintMap.value("file", "argus-paint");
+  std::map<std::string, std::vector<PcOwner>> bodyOwners;
+  try {
+    if (paintMap.contains("functions")) {
+      for (const auto& [name, info] : paintMap["functions"].items()) {
+        bodyOwners[name] = unpackOwners(info.at("owners"));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return fail("sass", fmt::format("paint map: functions: {}", e.what()));
+  }
 
   std::vector<PcEntry> entries;
   std::string function;
+  std::string body;
   std::optional<uint32_t> line;
+  std::string labelBefore;  // a label directly before the next instruction
+  bool padding = false;
   std::istringstream in{std::string(nvdisasmOutput)};
   std::string text;
   while (std::getline(in, text)) {
     std::string name;
     if (parseFunctionLabel(text, name)) {
       function = std::move(name);
+      body = function;
       line.reset();
+      labelBefore.clear();
+      padding = false;
+      continue;
+    }
+    if (parseBodyLabel(text, function, name)) {
+      body = std::move(name);
+      continue;
+    }
+    if (const std::string_view label = trim(text);
+        label.starts_with(".L") && label.ends_with(':')) {
+      labelBefore = std::string(label.substr(0, label.size() - 1));
       continue;
     }
     std::string file;
@@ -170,8 +228,16 @@ Result<std::vector<PcEntry>> parsePcMap(std::string_view nvdisasmOutput,
     PcEntry entry;
     if (function.empty() || !parseInstruction(text, entry.pc, entry.instruction)) continue;
     entry.function = function;
+    entry.body = body;
     entry.opcode = opcodeOf(entry.instruction);
-    if (line) {
+    // ptxas ends a text section with a branch to itself and NOPs up to the alignment.
+    padding =
+        padding || (!labelBefore.empty() && entry.instruction == "BRA `(" + labelBefore + ")");
+    labelBefore.clear();
+    entry.padding = padding;
+    if (padding) {
+      // Neither owned nor attributed: the line table's last row runs on over the padding.
+    } else if (line) {
       if (*line >= painted->size() || !(*painted)[*line].present) {
         return fail("sass", fmt::format("{} /*{:04x}*/: painted line {} is not in the paint map "
                                         "(cubin built from other PTX?)",
@@ -185,10 +251,21 @@ Result<std::vector<PcEntry>> parsePcMap(std::string_view nvdisasmOutput,
       entry.regions = p.regions;
       entry.sourceFile = p.sourceFile;
       entry.sourceLine = p.sourceLine;
+      entry.owners = p.owners;
+      entry.originFunction = p.originFunction;
+      entry.originStatement = p.originStatement;
+    } else if (body != function) {
+      if (auto found = bodyOwners.find(body); found != bodyOwners.end()) {
+        entry.owners = found->second;
+      }
     }
     entries.push_back(std::move(entry));
   }
   return entries;
+}
+
+Result<std::string> disassemble(const std::filesystem::path& cubin, bool lineInfo) {
+  return runNvdisasm(cubin, lineInfo);
 }
 
 Result<std::vector<PcEntry>> readPcMap(const std::filesystem::path& cubin,
@@ -264,7 +341,17 @@ nlohmann::json toJson(const PcEntry& entry) {
       {"ptx_opcode", nullptr},
       {"regions", entry.regions},
       {"source", nullptr},
+      {"body", entry.body},
+      {"owners", nlohmann::json::array()},
+      {"origin", nullptr},
   };
+  for (const auto& o : entry.owners) {
+    j["owners"].push_back({{"kernel", o.kernel}, {"region", o.region}});
+  }
+  if (entry.padding) j["padding"] = true;
+  if (entry.originStatement) {
+    j["origin"] = {{"function", entry.originFunction}, {"statement", *entry.originStatement}};
+  }
   if (entry.line) {
     j["line"] = *entry.line;
     j["ptx_function"] = entry.ptxFunction;

@@ -34,6 +34,10 @@ struct TransformResult {
   /// From `paint_ptx`: painted line -> function, statement, opcode, owning regions, original
   /// source position (argus_paint_map 1, see src/passes/paint_ptx.cpp). Empty object otherwise.
   nlohmann::json paintMap = nlohmann::json::object();
+  /// From `clone_shared_callees`: every non-entry function of the variant with its original and
+  /// calling contexts, and the copies that keep several owners (argus_clone_map 1, see
+  /// src/passes/clone_callees.cpp). Empty object otherwise; paint_ptx reads it for `origin`.
+  nlohmann::json cloneMap = nlohmann::json::object();
   /// Pass statistics, e.g. {"lower_markers_to_trace": {"markers": 12, "records": 6}}.
   nlohmann::json statistics = nlohmann::json::object();
 };

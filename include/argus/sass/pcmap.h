@@ -30,6 +30,13 @@
 
 namespace argus::sass {
 
+/// A possible owner of a PC: a region path of a kernel's tree ("" = outside every region).
+struct PcOwner {
+  std::string kernel;
+  std::string region;
+  bool operator==(const PcOwner&) const = default;
+};
+
 /// One SASS instruction and what the paint map says about it.
 struct PcEntry {
   std::string function;     ///< SASS function (kernel or non-inlined device function).
@@ -45,6 +52,21 @@ struct PcEntry {
   std::vector<std::string> regions = {};  ///< Owning region paths; empty outside every region.
   std::string sourceFile;                 ///< Original source position of the PTX instruction.
   uint32_t sourceLine = 0;
+  /// The device function whose SASS body holds this PC: `function` itself, or `callee` for the
+  /// body nvdisasm labels `$function$callee` (ptxas places called functions in the kernel's text).
+  std::string body;
+  /// Every (kernel, full region path) this PC can run under, composed through call sites (paint
+  /// map `owners`); one entry for code with one owner, e.g. each copy made by
+  /// clone_shared_callees. A PC without a painted line inside a called body takes its body's
+  /// calling contexts; one in a kernel's own body has none (unknown).
+  std::vector<PcOwner> owners = {};
+  /// The PTX instruction before clone_shared_callees copied it: function and statement (equal to
+  /// ptxFunction/ptxStatement when it is no copy). The identity that joins builds.
+  std::string originFunction;
+  std::optional<size_t> originStatement = std::nullopt;
+  /// Alignment padding at the end of a text section (`.L_x_N: BRA .L_x_N` and the NOPs after
+  /// it): never executed; no line and no owners, whatever the line table's last row says.
+  bool padding = false;
 };
 
 /// Runs `nvdisasm -g -c` on `cubin` and attributes every SASS instruction through `paintMap`.
@@ -78,8 +100,12 @@ struct PcEntry {
 [[nodiscard]] Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
     const std::filesystem::path& cubin);
 
+/// The raw `nvdisasm -c` (with `-g` when `lineInfo`) text of a cubin. [thread-safe]
+[[nodiscard]] Result<std::string> disassemble(const std::filesystem::path& cubin, bool lineInfo);
+
 /// {"function", "pc", "opcode", "instruction", "line", "ptx_function", "ptx_statement",
-///  "ptx_opcode", "regions", "source": {"file", "line"}}; `line` etc. null when unattributed.
+///  "ptx_opcode", "regions", "source": {"file", "line"}, "body", "owners": [{"kernel",
+///  "region"}], "origin": {"function", "statement"}}; `line` etc. null when unattributed.
 [[nodiscard]] nlohmann::json toJson(const PcEntry& entry);
 
 }  // namespace argus::sass

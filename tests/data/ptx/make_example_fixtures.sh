@@ -9,7 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-examples=(nested_regions tma_gemm warp_specialized)
+examples=(cp_async_pipeline nested_regions shared_callee tma_gemm warp_specialized)
 max_bytes=$((2 * 1024 * 1024))
 
 cd "$root"
@@ -54,10 +54,16 @@ different \`.file\` lines and otherwise identical PTX.
 | file | source | entries | \`@argus\` lines | bytes |
 | --- | --- | --- | --- | --- |
 ${rows}
-What each one exercises: \`nested_regions\` has regions nested four deep inside a loop, role
+What each one exercises: \`cp_async_pipeline\` is a 3-stage \`cp.async.cg\` pipeline (16-byte
+copies, \`cp.async.commit_group\` per tile, \`cp.async.wait_group 1\` then \`__syncthreads\`) with
+the copies of one tile unrolled inside \`mainloop/load\` (\`iter=%rN\`) and in \`prologue\`.
+\`nested_regions\` has regions nested four deep inside a loop, role
 branches, a region (\`combine\`) entered from both arms of a data-dependent branch and
 duplicated by loop unrolling (six \`begin combine\` lines), and a \`__noinline__\` \`.func\`
 holding a region (\`transform\`) called from two regions.
+\`shared_callee\` is the ownership ground truth: one \`__noinline__\` helper (a \`.func\` with a
+runtime trip count) called from regions \`light\` and \`heavy\` with different trip counts, a third
+region without calls, every loop \`#pragma unroll 1\` with fixed, warp-uniform trips.
 \`tma_gemm\` and \`warp_specialized\` are sm_90a TMA + mbarrier + WGMMA pipelines:
 \`cp.async.bulk.tensor.2d...mbarrier::complete_tx::bytes\`, \`mbarrier.try_wait.parity\` in
 \`{ .reg .pred p; ... }\` scopes, \`wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16\` with 64
