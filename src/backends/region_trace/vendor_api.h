@@ -10,6 +10,10 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include <cupti_pcsampling.h>
+#include <cupti_profiler_target.h>
+#include <cupti_sass_metrics.h>
+#include <cupti_target.h>
 
 #include <string>
 
@@ -19,6 +23,7 @@ namespace argus::inject {
   X(cuGetErrorString, true)       \
   X(cuCtxGetCurrent, true)        \
   X(cuCtxSynchronize, true)       \
+  X(cuCtxGetDevice, false)        \
   X(cuMemAlloc, true)             \
   X(cuMemFree, true)              \
   X(cuMemsetD8, true)             \
@@ -33,19 +38,40 @@ namespace argus::inject {
   X(cuLibraryGetGlobal, false)    \
   X(cuStreamIsCapturing, false)
 
-#define ARGUS_CUPTI_FUNCTIONS(X)           \
-  X(cuptiGetResultString, true)            \
-  X(cuptiSubscribe, true)                  \
-  X(cuptiUnsubscribe, true)                \
-  X(cuptiEnableCallback, true)             \
-  X(cuptiEnableDomain, true)               \
-  X(cuptiActivityRegisterCallbacks, false) \
-  X(cuptiActivityEnable, false)            \
-  X(cuptiActivityGetNextRecord, false)     \
-  X(cuptiActivityFlushAll, false)
+#define ARGUS_CUPTI_FUNCTIONS(X)                     \
+  X(cuptiGetResultString, true)                      \
+  X(cuptiSubscribe, true)                            \
+  X(cuptiUnsubscribe, true)                          \
+  X(cuptiEnableCallback, true)                       \
+  X(cuptiEnableDomain, true)                         \
+  X(cuptiActivityRegisterCallbacks, false)           \
+  X(cuptiActivityEnable, false)                      \
+  X(cuptiActivityGetNextRecord, false)               \
+  X(cuptiActivityFlushAll, false)                    \
+  X(cuptiGetDeviceId, false)                         \
+  X(cuptiGetCubinCrc, false)                         \
+  X(cuptiProfilerInitialize, false)                  \
+  X(cuptiDeviceGetChipName, false)                   \
+  X(cuptiSassMetricsGetNumOfMetrics, false)          \
+  X(cuptiSassMetricsGetMetrics, false)               \
+  X(cuptiSassMetricsGetProperties, false)            \
+  X(cuptiSassMetricsSetConfig, false)                \
+  X(cuptiSassMetricsUnsetConfig, false)              \
+  X(cuptiSassMetricsEnable, false)                   \
+  X(cuptiSassMetricsDisable, false)                  \
+  X(cuptiSassMetricsGetDataProperties, false)        \
+  X(cuptiSassMetricsFlushData, false)                \
+  X(cuptiPCSamplingEnable, false)                    \
+  X(cuptiPCSamplingDisable, false)                   \
+  X(cuptiPCSamplingSetConfigurationAttribute, false) \
+  X(cuptiPCSamplingGetNumStallReasons, false)        \
+  X(cuptiPCSamplingGetStallReasons, false)           \
+  X(cuptiPCSamplingGetData, false)
 
 /// Function pointers into libcuda and libcupti. A pointer whose entry is marked optional
-/// (`false` above) may be null when the installed driver or CUPTI predates it.
+/// (`false` above) may be null when the installed driver or CUPTI predates it. The CUPTI
+/// profiling entries (cubin CRC, SASS metrics, PC sampling) are optional here because only
+/// libargus_cupti_sass.so needs them; it checks them itself.
 struct VendorApi {
 #define ARGUS_DECLARE_POINTER(name, required) decltype(&::name) name = nullptr;
   ARGUS_DRIVER_FUNCTIONS(ARGUS_DECLARE_POINTER)

@@ -1,0 +1,149 @@
+#include "argus/backends/ncu.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace argus::backends::ncu {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool contains(const std::vector<std::string>& argv, const std::string& word) {
+  return std::find(argv.begin(), argv.end(), word) != argv.end();
+}
+
+TEST(NcuCommands, ProfileKeepsClocksAndWritesAReport) {
+  NcuProfileOptions o;
+  o.report = "/tmp/r";
+  o.kernels = {"nested_regions"};
+  o.launchCount = 1;
+  const auto argv = profileCommand(o, {"./prog", "64", "128"});
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "ncu");
+  EXPECT_EQ(argv[1], "--clock-control");
+  EXPECT_EQ(argv[2], "none");
+  EXPECT_TRUE(contains(argv, "SourceCounters"));
+  EXPECT_TRUE(contains(argv, "smsp__inst_executed.sum,smsp__thread_inst_executed.sum"));
+  EXPECT_TRUE(contains(argv, "nested_regions"));
+  EXPECT_TRUE(contains(argv, "/tmp/r"));
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()),
+            (std::vector<std::string>{"./prog", "64", "128"}));
+
+  o.kernels = {"a", "b"};
+  EXPECT_TRUE(contains(profileCommand(o, {"p"}), "regex:^(a|b)$"));
+
+  const auto source = sourceExportCommand("ncu", "/tmp/r.ncu-rep");
+  EXPECT_TRUE(contains(source, "source"));
+  EXPECT_TRUE(contains(source, "sass"));
+  EXPECT_TRUE(contains(source, "--csv"));
+  EXPECT_TRUE(contains(rawExportCommand("ncu", "/tmp/r.ncu-rep"), "raw"));
+}
+
+TEST(NcuCsv, SplitsQuotedCells) {
+  EXPECT_EQ(splitCsvLine(R"("a","b,c","d ""e""",7)"),
+            (std::vector<std::string>{"a", "b,c", "d \"e\"", "7"}));
+  EXPECT_EQ(splitCsvLine("x,\r"), (std::vector<std::string>{"x", ""}));
+  EXPECT_TRUE(splitCsvLine("").empty());
+}
+
+// The fixture is hand-made (tests/data/ncu/README.md), not real ncu output.
+TEST(NcuSource, ParsesTheHandMadeSassTable) {
+  auto launches = parseNcuSourceCsv(slurp(fs::path(ARGUS_NCU_DATA) / "handmade_source_sass.csv"));
+  ASSERT_TRUE(launches) << launches.error().text();
+  ASSERT_EQ(launches->size(), 2u);
+  const PcEvidence& first = (*launches)[0];
+  EXPECT_EQ(first.collector, "ncu");
+  EXPECT_EQ(first.seq, 0u);
+  EXPECT_EQ(first.kernel, "probe_kernel");
+  EXPECT_EQ(first.metrics,
+            (std::vector<std::string>{"Warp Stall Sampling (All Samples)", "Instructions Executed",
+                                      "Thread Instructions Executed"}));
+  ASSERT_EQ(first.functions.size(), 1u);
+  const PcFunction& f = first.functions[0];
+  EXPECT_EQ(f.name, "probe_kernel");
+  ASSERT_EQ(f.pcs.size(), 4u);
+  EXPECT_EQ(f.pcs[0].pc, 0u);
+  EXPECT_EQ(f.pcs[3].pc, 0x30u);
+  EXPECT_EQ(f.pcs[2].sass, "@P0 BRA `(.L_x_1)");
+  EXPECT_EQ(f.pcs[2].metrics.at("Instructions Executed").total, 1024u);
+  EXPECT_EQ(f.pcs[2].metrics.at("Thread Instructions Executed").total, 24576u);
+  EXPECT_DOUBLE_EQ(f.pcs[2].fractional.at("Avg. Threads Executed"), 24.5);
+  EXPECT_FALSE(f.pcs[3].metrics.contains("Warp Stall Sampling (All Samples)"));
+  EXPECT_FALSE(f.pcs[3].fractional.contains("Avg. Threads Executed"));
+  EXPECT_EQ(first.metricTotal("Instructions Executed"), 4u + 4u + 1024u);
+  EXPECT_NE(first.note.find("0x7f3a00000000"), std::string::npos);
+  EXPECT_EQ((*launches)[1].seq, 1u);
+  EXPECT_EQ((*launches)[1].metricTotal("Instructions Executed"), 16u);
+  // The same structure as the CUPTI files: it encodes and reads back.
+  auto back = parsePcEvidence(encodePcEvidence(first));
+  ASSERT_TRUE(back) << back.error().text();
+  EXPECT_EQ(encodePcEvidence(*back), encodePcEvidence(first));
+}
+
+TEST(NcuSource, FunctionNameLinesStartFunctions) {
+  const std::string csv =
+      "\"Kernel Name\",\"k\"\n"
+      "\"Address\",\"Source\",\"Instructions Executed\"\n"
+      "\"Function Name\",\"k\"\n"
+      "\"0x100\",\"NOP\",\"1\"\n"
+      "\"Function Name\",\"_Z1fv\"\n"
+      "\"0x200\",\"RET.ABS\",\"2\"\n";
+  auto launches = parseNcuSourceCsv(csv);
+  ASSERT_TRUE(launches) << launches.error().text();
+  ASSERT_EQ((*launches)[0].functions.size(), 2u);
+  EXPECT_EQ((*launches)[0].functions[1].name, "_Z1fv");
+  EXPECT_EQ((*launches)[0].functions[1].pcs[0].pc, 0x100u);
+}
+
+TEST(NcuSource, ExplainsWhatIsWrong) {
+  auto noKernel = parseNcuSourceCsv("\"Address\",\"Source\"\n\"0x0\",\"NOP\"\n");
+  ASSERT_FALSE(noKernel);
+  EXPECT_NE(noKernel.error().message.find("line 1"), std::string::npos);
+
+  auto notHex = parseNcuSourceCsv(
+      "\"Kernel Name\",\"k\"\n\"Address\",\"Source\",\"Instructions "
+      "Executed\"\n\"12\",\"NOP\",\"1\"\n");
+  ASSERT_FALSE(notHex);
+  EXPECT_NE(notHex.error().message.find("line 3"), std::string::npos) << notHex.error().text();
+
+  auto noHeader = parseNcuSourceCsv("\"Kernel Name\",\"k\"\n\"ID\",\"0\"\n");
+  ASSERT_FALSE(noHeader);
+  EXPECT_NE(noHeader.error().message.find("--page source"), std::string::npos);
+
+  auto twice = parseNcuSourceCsv(
+      "\"Kernel "
+      "Name\",\"k\"\n\"Address\",\"Source\",\"I\"\n\"0x0\",\"A\",\"1\"\n\"0x0\",\"B\",\"1\"\n");
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("twice"), std::string::npos);
+}
+
+TEST(NcuRaw, ReadsTotalsPerLaunch) {
+  auto raw = parseNcuRawCsv(slurp(fs::path(ARGUS_NCU_DATA) / "handmade_raw.csv"));
+  ASSERT_TRUE(raw) << raw.error().text();
+  ASSERT_EQ(raw->size(), 2u);
+  EXPECT_EQ((*raw)[0].kernel, "probe_kernel");
+  EXPECT_EQ((*raw)[0].number("smsp__inst_executed.sum"), 1032.0);
+  EXPECT_EQ((*raw)[1].number("smsp__thread_inst_executed.sum"), 512.0);
+  EXPECT_FALSE((*raw)[0].number("absent"));
+  EXPECT_FALSE(parseNcuRawCsv("\"ID\",\"x\"\n"));
+}
+
+TEST(NcuColumns, MapCuptiMetrics) {
+  EXPECT_EQ(sourceColumnFor("smsp__sass_inst_executed"), "Instructions Executed");
+  EXPECT_EQ(sourceColumnFor("smsp__sass_thread_inst_executed"), "Thread Instructions Executed");
+  EXPECT_EQ(sourceColumnFor("smsp__sass_inst_executed_op_global_ld"), "");
+}
+
+}  // namespace
+}  // namespace argus::backends::ncu
