@@ -40,7 +40,8 @@
 //   ARGUS_PC_KERNELS            comma-separated kernel names to collect (default: every kernel);
 //                               a name matches the driver's (mangled) name exactly.
 //   ARGUS_PC_MAX_LAUNCHES       collect at most N launches (the later ones run unprofiled).
-//   ARGUS_PC_KERNEL_TIMES=0     no CUPTI kernel activity (kernels.jsonl).
+//   ARGUS_PC_KERNEL_TIMES=0     no CUPTI kernel activity (kernels.jsonl; PC sampling only: with SASS
+//                               metrics the activity is never enabled, it zeroes their values).
 //   ARGUS_PC_VERBOSE=1          one stderr line per launch.
 //   ARGUS_CUPTI_LIB             path of libcupti.so when the loader cannot find it.
 //
@@ -1070,7 +1071,11 @@ int initialize() {
     reportError("collecting nothing");
     return 1;
   }
-  if (envNumber("ARGUS_PC_KERNEL_TIMES", 1) != 0) {
+  // Kernel durations from CUPTI activity records, for PC sampling only. Measured on the H200
+  // (CUDA 13.0, driver 580): with CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL enabled every SASS metric
+  // value came back 0 (records for every PC, kernel patched); without it the per-PC counts sum
+  // to ncu's smsp__inst_executed.sum exactly. A patched kernel's duration means nothing anyway.
+  if (!sass && envNumber("ARGUS_PC_KERNEL_TIMES", 1) != 0) {
     if (api.cuptiActivityRegisterCallbacks == nullptr || api.cuptiActivityEnable == nullptr ||
         api.cuptiActivityGetNextRecord == nullptr) {
       reportError("CUPTI activity API unavailable: no kernels.jsonl");
