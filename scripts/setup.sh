@@ -51,6 +51,14 @@ else
   say "Python wheels present"
 fi
 
+# The Python client (python/argus), editable, so `import argus` in the venv drives this checkout.
+if ! "$venv/bin/python" -c "import argus" 2>/dev/null; then
+  say "installing the Python client (python/argus) into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root/python"
+else
+  say "Python client present"
+fi
+
 build="${ARGUS_BUILD_DIR:-$root/build}"
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring $build"

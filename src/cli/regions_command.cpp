@@ -11,6 +11,7 @@
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 #include "argus/support/process.h"
+#include "argus/ttgir/regions.h"
 #include "commands.h"
 
 namespace argus::cli {
@@ -28,7 +29,8 @@ json positionJson(const ptx::MarkerSite& site) {
   return j;
 }
 
-json regionsJson(const std::vector<ptx::FunctionRegions>& all, const std::string& source) {
+json regionsJson(const std::vector<ptx::FunctionRegions>& all, const std::string& source,
+                 std::string_view representation) {
   json kernels = json::array();
   for (const auto& fn : all) {
     if (!fn.isEntry && fn.regions.empty()) continue;
@@ -56,10 +58,15 @@ json regionsJson(const std::vector<ptx::FunctionRegions>& all, const std::string
                        {"regions", regions},
                        {"warnings", warnings}});
   }
-  return json{{"schema", "argus.regions/1"}, {"source", source}, {"kernels", kernels}};
+  // For TTGIR, `ptx_line` and `ptx_instructions` hold TTGIR lines and operations.
+  return json{{"schema", "argus.regions/1"},
+              {"source", source},
+              {"representation", representation},
+              {"kernels", kernels}};
 }
 
-void printRegionsText(const std::vector<ptx::FunctionRegions>& all) {
+void printRegionsText(const std::vector<ptx::FunctionRegions>& all,
+                      std::string_view representation) {
   bool any = false;
   for (const auto& fn : all) {
     if (!fn.isEntry && fn.regions.empty()) continue;
@@ -73,7 +80,7 @@ void printRegionsText(const std::vector<ptx::FunctionRegions>& all) {
         const auto& b = r.begins.front();
         where =
             b.source.file.empty()
-                ? fmt::format("ptx:{}", b.ptx.line)
+                ? fmt::format("{}:{}", representation, b.ptx.line)
                 : fmt::format("{}:{}", fs::path(b.source.file).filename().string(), b.source.line);
       }
       std::string coords;
@@ -83,8 +90,8 @@ void printRegionsText(const std::vector<ptx::FunctionRegions>& all) {
           coords += " role=" + b.role;
       }
       std::string label = std::string(2 + 2 * depth, ' ') + r.name;
-      fmt::print("{:<36} {}  {:>6} ptx instr  begin {}{}\n", label, r.id, r.instructions, where,
-                 coords);
+      fmt::print("{:<36} {}  {:>6} {} {}  begin {}{}\n", label, r.id, r.instructions,
+                 representation, representation == "ptx" ? "instr" : "ops  ", where, coords);
     }
     for (const auto& w : fn.warnings)
       fmt::print(stderr, "argus: warning: {} ptx line {}: {}\n", fn.function, w.ptx.line,
@@ -101,6 +108,25 @@ struct RegionsOptions {
 };
 
 int runRegions(const RegionsOptions& o) {
+  const std::string ext = fs::path(o.target).extension().string();
+  if (ext == ".ttgir" || ext == ".ttir") {
+    auto text = readFile(o.target);
+    if (!text) return reportError(text.error());
+    if (!ttgir::looksLikeTtgir(*text)) {
+      return reportError(
+          Error{"regions", fmt::format("`{}` is not a Triton MLIR module (no "
+                                       "`module` with a `tt.func`); dump one with "
+                                       "TRITON_KERNEL_DUMP=1 or kernel.asm[\"ttgir\"]",
+                                       o.target)});
+    }
+    auto analysis = ttgir::analyzeRegions(*text, fs::path(o.target).filename().string());
+    if (!analysis) return reportError(analysis.error());
+    if (o.json)
+      std::cout << regionsJson(*analysis, o.target, "ttgir").dump(2) << "\n";
+    else
+      printRegionsText(*analysis, "ttgir");
+    return 0;
+  }
   auto source = program::loadTargetPtx(o.target, o.arch, o.nvccFlags);
   if (!source) return reportError(source.error());
   auto module = ptx::parseModule(source->text, source->displayName);
@@ -108,9 +134,9 @@ int runRegions(const RegionsOptions& o) {
   auto analysis = ptx::analyzeRegions(*module);
   if (!analysis) return reportError(analysis.error());
   if (o.json)
-    std::cout << regionsJson(*analysis, o.target).dump(2) << "\n";
+    std::cout << regionsJson(*analysis, o.target, "ptx").dump(2) << "\n";
   else
-    printRegionsText(*analysis);
+    printRegionsText(*analysis, "ptx");
   return 0;
 }
 
@@ -118,10 +144,13 @@ int runRegions(const RegionsOptions& o) {
 
 std::vector<Command> addRegionsCommands(CLI::App& app) {
   auto o = std::make_shared<RegionsOptions>();
-  auto* verb = app.add_subcommand("regions",
-                                  "Print each kernel's region tree of a program spec, .cu or .ptx");
+  auto* verb = app.add_subcommand(
+      "regions",
+      "Print each kernel's region tree of a program spec, .cu, .ptx or Triton .ttgir/.ttir\n"
+      "(Triton regions are Proton scopes: proton.record start/end)");
   verb->add_option("TARGET", o->target,
-                   "Program spec (argus.yaml), CUDA source (.cu) or PTX (.ptx)")
+                   "Program spec (argus.yaml), CUDA source (.cu), PTX (.ptx) or Triton TTGIR/TTIR "
+                   "(.ttgir, .ttir)")
       ->required();
   verb->add_option("--arch", o->arch, "GPU architecture for nvcc")->capture_default_str();
   verb->add_option("--nvcc-flag", o->nvccFlags,

@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -11,11 +12,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "argus/support/process.h"
+#include "argus/ttgir/regions.h"
 #include "argus/workspace/workspace.h"
 
 namespace argus::cli {
 namespace {
 
+namespace fs = std::filesystem;
 namespace ws = argus::workspace;
 using json = nlohmann::ordered_json;
 
@@ -24,6 +28,7 @@ struct WsOptions {
   bool json = false;
   std::string id;
   std::string label;
+  std::vector<std::string> files;  ///< fork: NAME=PATH files to add or replace.
 };
 
 void addCommonOptions(CLI::App* verb, WsOptions& o) {
@@ -452,7 +457,38 @@ int runFork(const WsOptions& o) {
   auto w = openExisting(o);
   if (!w) return reportError(w.error());
   ws::VersionId base(ref->value);
-  auto id = w->fork(base, o.label);
+  ws::NewVersion nv;
+  nv.kind = ws::VersionKind::program;
+  nv.base = base;
+  nv.transform = "fork";
+  nv.label = o.label;
+  for (const auto& spec : o.files) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return reportError(Error{"cli", fmt::format("--file `{}`: use NAME=PATH, e.g. "
+                                                  "kernel.ttgir=edited.ttgir",
+                                                  spec)});
+    const std::string name = spec.substr(0, eq);
+    const fs::path path = spec.substr(eq + 1);
+    auto bytes = readFile(path);
+    if (!bytes) return reportError(bytes.error());
+    const std::string ext = fs::path(name).extension().string();
+    std::string kind = "file";
+    if (ext == ".ttgir" || ext == ".ttir") {
+      // An optimizer's edit is checked before it becomes a version: its regions must parse.
+      auto regions = ttgir::analyzeRegions(*bytes, path.string());
+      if (!regions) return reportError(regions.error());
+      kind = ext == ".ttgir" ? "ttgir" : "ttir";
+    } else if (ext == ".ptx") {
+      kind = "ptx";
+    } else if (ext == ".cu" || ext == ".cuh" || ext == ".h") {
+      kind = "cuda_source";
+    } else if (ext == ".py") {
+      kind = "python_source";
+    }
+    nv.files.push_back({name, kind, std::move(*bytes)});
+  }
+  auto id = w->addVersion(nv);
   if (!id) return reportError(id.error());
   if (o.json)
     std::cout << json{{"schema", "argus.workspace/1"},
@@ -492,6 +528,9 @@ std::vector<Command> addWorkspaceCommands(CLI::App& app) {
       add("fork", "Make a new program version from VERSION (same files), for edits", runFork);
   fork->add_option("VERSION", forkOptions->id, "Version to fork, e.g. v3")->required();
   fork->add_option("--label", forkOptions->label, "Label of the new version");
+  fork->add_option("--file", forkOptions->files,
+                   "NAME=PATH: add or replace a file in the fork, e.g. an optimizer's edited "
+                   "kernel.ttgir (checked: its regions must parse); repeatable");
   return commands;
 }
 

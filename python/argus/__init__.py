@@ -1,0 +1,212 @@
+"""Python client for Argus.
+
+Argus measures GPU kernels around named regions (CUDA C++ markers, Triton Proton scopes). This
+package drives the Argus engine -- the ``argus`` binary -- and returns its JSON answers as Python
+objects; it computes nothing itself, so it can never disagree with the command line.
+
+    import argus
+    report = argus.query("examples/tma_gemm/argus.yaml", kernel="tma_gemm",
+                         region="mainloop", signals=["duration"], scope="role=consumer")
+    for r in report.signal("duration").value["regions"]:
+        print(r["path"], r["duration"]["median"])
+
+The engine is found through ``$ARGUS_BIN``, else ``argus`` on ``PATH``, else the ``build/argus``
+of the checkout this package lives in. Every error of the engine raises :class:`ArgusError`
+carrying the engine's own message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+__all__ = [
+    "ArgusError",
+    "Report",
+    "Signal",
+    "engine",
+    "regions",
+    "plan",
+    "query",
+    "fork",
+    "versions",
+]
+
+PathLike = Union[str, os.PathLike]
+
+
+class ArgusError(RuntimeError):
+    """The engine refused or failed; ``message`` is its own explanation (what and where)."""
+
+    def __init__(self, message: str, command: Sequence[str], exit_code: int, stdout: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.command = list(command)
+        self.exit_code = exit_code
+        self.stdout = stdout
+
+
+def engine() -> str:
+    """Path of the argus binary this client drives."""
+    explicit = os.environ.get("ARGUS_BIN")
+    if explicit:
+        return explicit
+    found = shutil.which("argus")
+    if found:
+        return found
+    checkout = Path(__file__).resolve().parents[2] / "build" / "argus"
+    if checkout.is_file():
+        return str(checkout)
+    raise ArgusError(
+        "the argus binary was not found: set ARGUS_BIN, put argus on PATH, or build the "
+        "checkout (./scripts/setup.sh)", [], -1)
+
+
+def _run(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> dict:
+    command = [engine(), *args]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode not in tuple(ok_codes):
+        message = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
+        # The engine prefixes its errors with "argus: "; keep its message, not the prefix.
+        lines = [l[len("argus: "):] if l.startswith("argus: ") else l for l in message.splitlines()]
+        raise ArgusError("\n".join(lines), command, proc.returncode, proc.stdout)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise ArgusError(f"the engine's output is not JSON ({e}): {proc.stdout[:200]!r}", command,
+                         proc.returncode, proc.stdout) from None
+
+
+def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
+                scope: Optional[str], signals: Sequence[str],
+                workspace: Optional[PathLike]) -> list:
+    if isinstance(signals, str):
+        signals = [signals]
+    if not signals:
+        raise ArgusError("no signals: name at least one, e.g. signals=['duration'] "
+                         "(`argus recipes` lists them)", [], -1)
+    args = ["--program", str(program), "--signals", ",".join(signals)]
+    if kernel:
+        args += ["--kernel", kernel]
+    if region:
+        args += ["--region", region]
+    if scope:
+        args += ["--scope", scope]
+    if workspace:
+        args += ["--workspace", str(workspace)]
+    return args
+
+
+def regions(target: PathLike, *, arch: Optional[str] = None) -> dict:
+    """Region tree of a program spec, .cu, .ptx, or Triton .ttgir/.ttir file (schema
+    argus.regions/1): ``{"kernels": [{"name", "regions": [{"id", "path", ...}]}]}``."""
+    args = ["regions", str(target), "--json"]
+    if arch:
+        args += ["--arch", arch]
+    return _run(args)
+
+
+def plan(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
+         region: Optional[str] = None, scope: Optional[str] = None) -> dict:
+    """The plan Argus would run for a query: tasks, run partitions and why runs are separate."""
+    return _run(["plan", *_query_args(program, kernel, region, scope, signals, None), "--json"])
+
+
+@dataclass
+class Signal:
+    """One answered signal: ``value`` with its ``unit``, ``qualification`` (observed,
+    attributed or derived), ``scope``, ``status`` and ``provenance`` (workspace ids)."""
+
+    name: str
+    status: str
+    value: Any = None
+    unit: Optional[str] = None
+    qualification: Optional[str] = None
+    scope: Optional[str] = None
+    provenance: Optional[dict] = None
+    reason: Optional[str] = None
+    error: Optional[str] = None
+
+    @property
+    def available(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class Report:
+    """An ``argus query`` report (schema argus.report/1). ``raw`` is the engine's JSON."""
+
+    kernel: str
+    region: str
+    signals: dict
+    not_collected: list
+    failures: list
+    raw: dict = field(repr=False)
+
+    def signal(self, name: str) -> Signal:
+        if name not in self.signals:
+            raise KeyError(f"signal {name!r} was not asked for; asked: {sorted(self.signals)}")
+        return self.signals[name]
+
+    def to_json(self) -> str:
+        return json.dumps(self.raw, indent=2)
+
+
+def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
+          region: Optional[str] = None, scope: Optional[str] = None,
+          workspace: Optional[PathLike] = None, require_gpu: bool = False) -> Report:
+    """Plan, build, run and synthesize a region query; results are kept in the workspace and a
+    repeated query reuses them. Collections that need a GPU the machine lacks are listed in
+    ``Report.not_collected`` (or raise with ``require_gpu=True``)."""
+    args = ["query", *_query_args(program, kernel, region, scope, signals, workspace), "--json"]
+    if require_gpu:
+        args.append("--require-gpu")
+    # Exit 1: some task failed; the report still says which (failures), so it is returned.
+    raw = _run(args, ok_codes=(0, 1))
+    sigs = {}
+    for name, entry in raw.get("signals", {}).items():
+        sigs[name] = Signal(name=name, status=entry.get("status", ""), value=entry.get("value"),
+                            unit=entry.get("unit"), qualification=entry.get("qualification"),
+                            scope=entry.get("scope"), provenance=entry.get("provenance"),
+                            reason=entry.get("reason"), error=entry.get("error"))
+    return Report(kernel=raw.get("kernel", ""), region=raw.get("region", ""), signals=sigs,
+                  not_collected=raw.get("not_collected", []), failures=raw.get("failures", []),
+                  raw=raw)
+
+
+def fork(version: str, edited: Optional[dict] = None, *, workspace: PathLike,
+         label: Optional[str] = None) -> str:
+    """A new program version derived from ``version`` (e.g. "v3"), with files replaced or added:
+    ``edited`` maps a file name in the version (e.g. "kernel.ttgir") to a path or to the new
+    text. Edited TTGIR must still parse into regions. Returns the new version id."""
+    args = ["ws", "fork", version, "--workspace", str(workspace), "--json"]
+    if label:
+        args += ["--label", label]
+    temps = []
+    try:
+        for name, content in (edited or {}).items():
+            path = Path(content) if isinstance(content, os.PathLike) else None
+            if path is None and isinstance(content, str) and "\n" not in content and Path(content).is_file():
+                path = Path(content)
+            if path is None:
+                import tempfile
+                fd, tmp = tempfile.mkstemp(suffix=Path(name).suffix)
+                with os.fdopen(fd, "w") as f:
+                    f.write(content)
+                temps.append(tmp)
+                path = Path(tmp)
+            args += ["--file", f"{name}={path}"]
+        return _run(args)["id"]
+    finally:
+        for t in temps:
+            os.unlink(t)
+
+
+def versions(workspace: PathLike) -> list:
+    """Every version in a workspace (programs, forks and measurement variants)."""
+    return _run(["ws", "list", "--workspace", str(workspace), "--json"]).get("versions", [])
