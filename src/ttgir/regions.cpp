@@ -34,7 +34,8 @@ std::optional<std::string> quoted(std::string_view s, size_t from = 0) {
 using Aliases = std::map<std::string, std::string, std::less<>>;
 
 /// Resolves a location (alias name or `loc(...)` body) to a file and line: `"file":L:C` directly,
-/// `"name"(#locM)` through M, `callsite(#a at #b)` and `fused[...]` through their first part.
+/// `"name"(#locM)` through M, `callsite(#callee at #caller)` through the caller, `fused[...]`
+/// through its first part.
 ptx::SourcePosition resolve(const Aliases& aliases, std::string_view loc, int depth = 0) {
   loc = trim(loc);
   if (depth > 32 || loc.empty()) return {};
@@ -46,7 +47,13 @@ ptx::SourcePosition resolve(const Aliases& aliases, std::string_view loc, int de
     auto it = aliases.find(loc.substr(0, end));
     return it == aliases.end() ? ptx::SourcePosition{} : resolve(aliases, it->second, depth + 1);
   }
-  if (loc.starts_with("callsite(")) return resolve(aliases, loc.substr(9), depth + 1);
+  if (loc.starts_with("callsite(")) {
+    // callsite(CALLEE at CALLER): the caller's line is the user's code (a marker helper or an
+    // inlined @triton.jit function is the callee).
+    size_t at = loc.rfind(" at ");
+    return resolve(aliases, at == std::string_view::npos ? loc.substr(9) : loc.substr(at + 4),
+                   depth + 1);
+  }
   if (loc.starts_with("fused")) {
     size_t open = loc.find('[');
     return open == std::string_view::npos ? ptx::SourcePosition{}
@@ -73,6 +80,63 @@ std::string_view opLocation(std::string_view line) {
   std::string_view inner = line.substr(at + 5);
   if (!inner.empty() && inner.back() == ')') inner.remove_suffix(1);
   return inner;
+}
+
+/// Argus markers in a `tt.elementwise_inline_asm "ASM" {...} %a, %b : ...` op (the Triton
+/// marker helpers of python/argus/triton.py): every `// @argus ...` line of ASM, after MLIR's
+/// escapes (`\0A`, `\09`, `\22`, `\5C`). An `iter=$N` operand is replaced by the op's N-th
+/// operand counting the result as $0, i.e. the TTGIR value the iteration comes from.
+Result<std::vector<ptx::Marker>> inlineAsmMarkers(std::string_view line) {
+  const size_t open = line.find("tt.elementwise_inline_asm \"") + 26;
+  std::string asmText;
+  size_t at = open + 1;
+  for (; at < line.size() && line[at] != '"'; ++at) {
+    if (line[at] == '\\' && at + 2 < line.size()) {
+      unsigned value = 0;
+      auto [p, ec] = std::from_chars(line.data() + at + 1, line.data() + at + 3, value, 16);
+      if (ec == std::errc{} && p == line.data() + at + 3) {
+        asmText += static_cast<char>(value);
+        at += 2;
+        continue;
+      }
+    }
+    asmText += line[at];
+  }
+  // Operands: after the attribute dictionary, up to the type signature.
+  std::vector<std::string> operands;
+  if (size_t close = line.find("} ", at); close != std::string_view::npos) {
+    std::string_view list = line.substr(close + 2);
+    list = list.substr(0, list.find(" :"));
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      operands.emplace_back(trim(list.substr(0, comma)));
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  }
+  std::vector<ptx::Marker> markers;
+  size_t start = 0;
+  while (start <= asmText.size()) {
+    size_t nl = asmText.find('\n', start);
+    std::string_view piece = trim(std::string_view(asmText).substr(
+        start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (piece.starts_with("//")) {
+      auto marker = ptx::parseMarker(piece.substr(2));
+      if (!marker) return std::unexpected(marker.error());
+      if (*marker) {
+        ptx::Marker m = **marker;
+        if (m.iteration.starts_with("$")) {
+          unsigned n = 0;
+          std::from_chars(m.iteration.data() + 1, m.iteration.data() + m.iteration.size(), n);
+          if (n >= 1 && n <= operands.size()) m.iteration = operands[n - 1];
+        }
+        markers.push_back(std::move(m));
+      }
+    }
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return markers;
 }
 
 struct OpenScope {
@@ -158,70 +222,90 @@ Result<std::vector<ptx::FunctionRegions>> analyzeRegions(std::string_view text,
       }
     }
     if (l.ends_with("{")) ++depth;
-    const bool start = l.starts_with("proton.record start");
-    const bool end = l.starts_with("proton.record end");
-    if (!start && !end) {
+    // One boundary per Proton record; an Argus marker inline-asm op may carry several.
+    struct Boundary {
+      bool start = true;
+      std::string name;
+      std::string iteration;
+      std::string role;
+    };
+    std::vector<Boundary> boundaries;
+    if (l.starts_with("proton.record start") || l.starts_with("proton.record end")) {
+      auto name = quoted(l);
+      if (!name || name->empty()) {
+        return std::unexpected(
+            parseError(fileName, lineNo, "proton.record without a quoted scope name"));
+      }
+      boundaries.push_back({l.starts_with("proton.record start"), *name, {}, {}});
+    } else if (l.find("tt.elementwise_inline_asm \"") != std::string_view::npos) {
+      auto markers = inlineAsmMarkers(l);
+      if (!markers) return std::unexpected(parseError(fileName, lineNo, markers.error().message));
+      for (auto& m : *markers)
+        boundaries.push_back(
+            {m.kind == ptx::Marker::Kind::Begin, m.name, std::move(m.iteration), m.role});
+    }
+    if (boundaries.empty()) {
       if (!l.empty() && !l.starts_with("}") && !l.starts_with("^") && !l.starts_with("//")) ++ops;
       continue;
-    }
-    auto name = quoted(l);
-    if (!name || name->empty()) {
-      return std::unexpected(
-          parseError(fileName, lineNo, "proton.record without a quoted scope name"));
     }
     ptx::MarkerSite site;
     site.statement = i;
     site.ptx.line = lineNo;
     site.source = resolve(aliases, opLocation(l));
     credit();
-    if (start) {
-      std::string path = open.empty() ? *name : fn->regions[open.back().region].path + "/" + *name;
-      for (const auto& s : open) {
-        if (fn->regions[s.region].name == *name) {
-          return std::unexpected(parseError(
-              fileName, lineNo,
-              fmt::format("Proton scope `{}` starts again inside itself (open since line {})",
-                          *name, s.site.ptx.line)));
+    for (const Boundary& boundary : boundaries) {
+      const std::string& name = boundary.name;
+      site.iteration = boundary.iteration;
+      site.role = boundary.role;
+      if (boundary.start) {
+        std::string path = open.empty() ? name : fn->regions[open.back().region].path + "/" + name;
+        for (const auto& s : open) {
+          if (fn->regions[s.region].name == name) {
+            return std::unexpected(parseError(
+                fileName, lineNo,
+                fmt::format("region `{}` starts again inside itself (open since line {})", name,
+                            s.site.ptx.line)));
+          }
         }
-      }
-      uint32_t index = 0;
-      while (index < fn->regions.size() && fn->regions[index].path != path) ++index;
-      if (index == fn->regions.size()) {
-        ptx::Region r;
-        r.id = ptx::regionId(fn->function, path);
-        r.name = *name;
-        r.path = path;
-        if (!open.empty()) {
-          r.parent = open.back().region;
-          fn->regions[open.back().region].children.push_back(index);
+        uint32_t index = 0;
+        while (index < fn->regions.size() && fn->regions[index].path != path) ++index;
+        if (index == fn->regions.size()) {
+          ptx::Region r;
+          r.id = ptx::regionId(fn->function, path);
+          r.name = name;
+          r.path = path;
+          if (!open.empty()) {
+            r.parent = open.back().region;
+            fn->regions[open.back().region].children.push_back(index);
+          }
+          fn->regions.push_back(std::move(r));
         }
-        fn->regions.push_back(std::move(r));
+        fn->regions[index].begins.push_back(site);
+        open.push_back({index, depth, site});
+        continue;
       }
-      fn->regions[index].begins.push_back(site);
-      open.push_back({index, depth, site});
-      continue;
+      if (open.empty()) {
+        return std::unexpected(
+            parseError(fileName, lineNo, fmt::format("the end of `{}` has no open scope", name)));
+      }
+      const OpenScope& top = open.back();
+      if (fn->regions[top.region].name != name) {
+        return std::unexpected(parseError(
+            fileName, lineNo,
+            fmt::format("scope `{}` ends while `{}` (started at line {}) is still open inside "
+                        "it; scopes must nest",
+                        name, fn->regions[top.region].name, top.site.ptx.line)));
+      }
+      if (top.depth != depth) {
+        return std::unexpected(parseError(
+            fileName, lineNo,
+            fmt::format("scope `{}` ends in another block than the one it started in (line {}); "
+                        "start and end it in the same `scf.for` body or function body",
+                        name, top.site.ptx.line)));
+      }
+      fn->regions[top.region].ends.push_back(site);
+      open.pop_back();
     }
-    if (open.empty()) {
-      return std::unexpected(parseError(
-          fileName, lineNo, fmt::format("`proton.record end \"{}\"` with no open scope", *name)));
-    }
-    const OpenScope& top = open.back();
-    if (fn->regions[top.region].name != *name) {
-      return std::unexpected(parseError(
-          fileName, lineNo,
-          fmt::format("scope `{}` ends while `{}` (started at line {}) is still open inside it; "
-                      "scopes must nest",
-                      *name, fn->regions[top.region].name, top.site.ptx.line)));
-    }
-    if (top.depth != depth) {
-      return std::unexpected(parseError(
-          fileName, lineNo,
-          fmt::format("scope `{}` ends in another block than the one it started in (line {}); "
-                      "start and end it in the same `scf.for` body or function body",
-                      *name, top.site.ptx.line)));
-    }
-    fn->regions[top.region].ends.push_back(site);
-    open.pop_back();
   }
   if (fn) {
     return std::unexpected(

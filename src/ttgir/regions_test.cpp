@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "argus/ptx/parser.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -106,6 +108,41 @@ TEST(TtgirRegions, NestedScopesAndErrorsNameTheLine) {
   auto stray = analyzeRegions(module("    proton.record end \"x\"\n"), "k.ttgir");
   ASSERT_FALSE(stray.has_value());
   EXPECT_NE(stray.error().message.find("no open scope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace argus::ttgir
+
+namespace argus::ttgir {
+namespace {
+
+// Argus markers (python/argus/triton.py) survive TTGIR -> LLVM IR -> PTX with the same region
+// tree and IDs (tests/data/triton/make_argus_marker_fixture.py made both files).
+TEST(TtgirRegions, ArgusMarkerIdsAreTheSameInTtgirAndPtx) {
+  auto fromTtgir = analyzeRegions(readData("matmul_tma_argus.ttgir"), "matmul_tma_argus.ttgir");
+  ASSERT_TRUE(fromTtgir.has_value()) << fromTtgir.error().text();
+  std::ifstream in(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx" /
+                   "triton_matmul_tma_argus.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = ptx::parseModule(text.str(), "triton_matmul_tma_argus.ptx");
+  ASSERT_TRUE(module.has_value()) << module.error().text();
+  auto fromPtx = ptx::analyzeRegions(*module);
+  ASSERT_TRUE(fromPtx.has_value()) << fromPtx.error().text();
+  const auto& a = fromTtgir->front().regions;
+  const auto& b = fromPtx->front().regions;
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].path, b[i].path);
+    EXPECT_EQ(a[i].id, b[i].id);
+  }
+  // The iteration operand is the TTGIR value passed to region_begin_iter.
+  ASSERT_EQ(a[1].begins.size(), 1u);
+  EXPECT_TRUE(a[1].begins[0].iteration.starts_with("%")) << a[1].begins[0].iteration;
+  EXPECT_TRUE(b[1].begins[0].iteration.starts_with("%r")) << b[1].begins[0].iteration;
+  // Source lines name the kernel's own lines (the caller of the marker helper).
+  EXPECT_NE(a[0].begins[0].source.file.find("make_argus_marker_fixture.py"), std::string::npos);
 }
 
 }  // namespace
