@@ -180,6 +180,16 @@ class CloneSharedCalleesPass final : public Pass {
       }
     };
 
+    // The clone map, while `bodies` still points into the module's items (the rebuild below
+    // moves them).
+    nlohmann::json functions = nlohmann::json::object();
+    for (const auto& instance : instances) {
+      if (bodies.at(instance.function)->isEntry) continue;
+      functions[instance.name] = {{"original", instance.function},
+                                  {"owners", ownersJson(instance.contexts)},
+                                  {"cloned", instance.name != instance.function}};
+    }
+
     // Rebuild the module: each copied function's definition (and any prototype) is replaced by
     // its copies in place, so declaration order still precedes every use.
     std::vector<ptx::TopLevel> items;
@@ -218,13 +228,6 @@ class CloneSharedCalleesPass final : public Pass {
     }
     module.items = std::move(items);
 
-    nlohmann::json functions = nlohmann::json::object();
-    for (const auto& instance : instances) {
-      if (bodies.at(instance.function)->isEntry) continue;
-      functions[instance.name] = {{"original", instance.function},
-                                  {"owners", ownersJson(instance.contexts)},
-                                  {"cloned", instance.name != instance.function}};
-    }
     unresolved_ += unresolved.size();
     result.cloneMap = {{"format", "argus_clone_map 1"},
                        {"functions", std::move(functions)},
