@@ -126,28 +126,6 @@ struct ForcedWaitOptions {
   }
 };
 
-/// Parses instrumentation text into statements (locations cleared: synthesized by the pass).
-Result<std::vector<Statement>> parseSnippet(const std::string& text, const std::string& target) {
-  const std::string module = fmt::format(
-      ".version 8.0\n.target {}\n.address_size 64\n.entry __argus_snippet()\n{{\n{}}}\n",
-      target.empty() ? "sm_90a" : target, text);
-  auto parsed = ptx::parseModule(module, "<argus probe snippet>");
-  if (!parsed) {
-    return fail("passes", fmt::format("{}: internal error, generated PTX does not parse: {}",
-                                      kPassName, parsed.error().message));
-  }
-  for (auto& item : parsed->items) {
-    if (item.kind != ptx::TopLevel::Kind::Function) continue;
-    std::vector<Statement> body = std::move(item.function.body);
-    for (auto& s : body) {
-      s.loc = {};
-      s.variable.loc = {};
-    }
-    return body;
-  }
-  return fail("passes", "internal error: probe snippet has no function");
-}
-
 bool isBlockBoundary(const Statement& s) {
   if (s.kind == Statement::Kind::Label) return true;
   if (s.kind != Statement::Kind::Instruction) return false;
@@ -520,7 +498,7 @@ class InsertForcedWaitPass final : public Pass {
 
     const uint32_t waitLine = body[waitAfter].loc.line;
     // Rebuild the body.
-    auto declStatements = parseSnippet(decls + entry, module.target());
+    auto declStatements = parseSnippet(decls + entry, module.target(), kPassName);
     if (!declStatements) return std::unexpected(declStatements.error());
     std::vector<Statement> out;
     out.reserve(body.size() + 64);
@@ -531,13 +509,13 @@ class InsertForcedWaitPass final : public Pass {
         for (auto& s : *declStatements) out.push_back(std::move(s));
       if (i == body.size()) break;
       if (auto it = before.find(i); it != before.end()) {
-        auto statements = parseSnippet(it->second, module.target());
+        auto statements = parseSnippet(it->second, module.target(), kPassName);
         if (!statements) return std::unexpected(statements.error());
         for (auto& s : *statements) out.push_back(std::move(s));
       }
       out.push_back(std::move(body[i]));
       if (auto it = after.find(i); it != after.end()) {
-        auto statements = parseSnippet(it->second, module.target());
+        auto statements = parseSnippet(it->second, module.target(), kPassName);
         if (!statements) return std::unexpected(statements.error());
         for (auto& s : *statements) out.push_back(std::move(s));
       }

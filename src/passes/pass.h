@@ -91,6 +91,12 @@ uint64_t stripAll(ptx::Function& function);
 
 }  // namespace markers
 
+/// Parses PTX text a pass generated (instructions, declarations, labels) into statements, with
+/// locations cleared: the pass synthesized them. Errors are internal errors of `pass`.
+[[nodiscard]] Result<std::vector<ptx::Statement>> parseSnippet(const std::string& text,
+                                                               const std::string& target,
+                                                               std::string_view pass);
+
 /// Factories, one per pass (transforms.cpp holds the name -> factory table).
 [[nodiscard]] std::unique_ptr<Pass> createStripMarkersPass();
 [[nodiscard]] std::unique_ptr<Pass> createLowerMarkersToTracePass();

@@ -117,28 +117,6 @@ std::string_view timeBaseName(trace::TimeBase base) {
   return base == trace::TimeBase::SmClock ? "clock64" : "globaltimer";
 }
 
-/// Parses instrumentation text into statements (locations cleared: synthesized by the pass).
-Result<std::vector<Statement>> parseSnippet(const std::string& text, const std::string& target) {
-  const std::string module = fmt::format(
-      ".version 8.0\n.target {}\n.address_size 64\n.entry __argus_snippet()\n{{\n{}}}\n",
-      target.empty() ? "sm_90a" : target, text);
-  auto parsed = ptx::parseModule(module, "<argus trace snippet>");
-  if (!parsed) {
-    return fail("passes", fmt::format("{}: internal error, generated PTX does not parse: {}",
-                                      kPassName, parsed.error().message));
-  }
-  for (auto& item : parsed->items) {
-    if (item.kind != ptx::TopLevel::Kind::Function) continue;
-    std::vector<Statement> body = std::move(item.function.body);
-    for (auto& s : body) {
-      s.loc = {};
-      s.variable.loc = {};
-    }
-    return body;
-  }
-  return fail("passes", "internal error: snippet has no function");
-}
-
 /// Smallest SM number of `sm_NN[a]`, 0 when unknown.
 int smVersion(const std::string& target) {
   int v = 0;
@@ -549,7 +527,7 @@ class LowerMarkersToTracePass final : public Pass {
 
     // Rebuild the body: entry code after the leading declarations, each traced marker (with its
     // inline-asm wrapper) replaced by its code, every other marker removed.
-    auto entryStatements = parseSnippet(entry, target_);
+    auto entryStatements = parseSnippet(entry, target_, kPassName);
     if (!entryStatements) return std::unexpected(entryStatements.error());
     std::vector<Statement>& body = kernel.body;
     std::vector<Statement> out;
@@ -573,7 +551,7 @@ class LowerMarkersToTracePass final : public Pass {
       }
       const size_t marker = span->second;
       if (auto it = code.find(marker); it != code.end()) {
-        auto statements = parseSnippet(it->second, target_);
+        auto statements = parseSnippet(it->second, target_, kPassName);
         if (!statements) return std::unexpected(statements.error());
         for (auto& s : *statements) out.push_back(std::move(s));
       } else {
