@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   std::vector<int64_t> iterations;
   for (long i = 0; i < iterationsPerOp; ++i) iterations.push_back(i);
   for (long op = 0; op * iterationsPerOp < candidates; ++op)
-    targets.push_back({"op.tma_load." + std::to_string(op), "tma_load", iterations});
+    targets.push_back(
+        {"op.tma_load." + std::to_string(op), "tma_load", iterations, "", std::nullopt});
 
   start = Clock::now();
   auto branches = planner::probeBranches(*plan, targets);

@@ -39,6 +39,18 @@ bool tracesMarkers(const std::vector<std::string>& transforms) {
          transforms.end();
 }
 
+/// A painted variant's collections join per-PC evidence with the map of the cubin they measured.
+bool paintsPcs(const std::vector<std::string>& transforms) {
+  return std::find(transforms.begin(), transforms.end(), "paint_ptx") != transforms.end();
+}
+
+/// Clones change the SASS on purpose; only uncloned painted variants are checked against the
+/// unpainted PTX.
+bool clonesCallees(const std::vector<std::string>& transforms) {
+  return std::find(transforms.begin(), transforms.end(), "clone_shared_callees") !=
+         transforms.end();
+}
+
 std::vector<Requirement> requirementsOf(const Recipe& recipe) {
   std::vector<Requirement> out;
   for (const auto& name : recipe.requirements)
@@ -112,9 +124,22 @@ class Builder {
       synth.inputs = prereqInputs;
       synth.inputs.insert(synth.inputs.begin(), InputBinding{"ptx", ensurePtx(), "ptx"});
       synth.config["subtree"] = out_.subtree;
-      if (recipe.kind == RecipeKind::Discovery)
+      if (recipe.kind == RecipeKind::Discovery) {
         synth.config["probe_recipe"] = probeRecipeFor(recipe);
-      if (auto ok = out_.plan.add(synth); !ok) return std::unexpected(ok.error());
+        synth.config["kernel"] = out_.kernel;
+        // Discovery still lists the sites and builds probe variants when the reference run
+        // cannot happen here (no GPU); only the reference's instance counts are then missing.
+        nlohmann::json optional = nlohmann::json::array();
+        for (const auto& in : prereqInputs) optional.push_back(in.name);
+        for (const auto& name : recipe.prerequisites)
+          if (const Recipe* p = catalog_.find(name); p != nullptr && p->kind == RecipeKind::Collect)
+            optional.push_back(name + ".evidence");
+        synth.config["optional_inputs"] = optional;
+        // Added after partitioning: it also binds the reference collection's raw evidence.
+        deferredSynth_.push_back(synth);
+      } else if (auto ok = out_.plan.add(synth); !ok) {
+        return std::unexpected(ok.error());
+      }
       done_[recipe.name] = synth.id;
       return synth.id;
     }
@@ -165,6 +190,16 @@ class Builder {
       if (tracesMarkers(first.recipe->transforms))
         collect.inputs.push_back(
             InputBinding{"trace_map", "variant/" + first.variant, "trace_map"});
+      if (paintsPcs(first.recipe->transforms)) {
+        collect.config["kernel"] = out_.kernel;
+        collect.inputs.push_back(InputBinding{"cubin", first.build, "cubin"});
+        collect.inputs.push_back(
+            InputBinding{"paint_map", "variant/" + first.variant, "paint_map"});
+        if (!clonesCallees(first.recipe->transforms)) {
+          collect.inputs.push_back(InputBinding{"ptx", "variant/" + first.variant, "ptx"});
+          collect.inputs.push_back(InputBinding{"unpainted_ptx", ensurePtx(), "ptx"});
+        }
+      }
       collect.requirements.assign(requirements.begin(), requirements.end());
       collect.isolation.exclusiveDevice = exclusive;
       collect.isolation.group = collect.id;
@@ -173,10 +208,16 @@ class Builder {
         const auto& c = pendingCollections_[m];
         out_.collections.push_back(Collection{c.recipe->name + "@" + c.variant, c.recipe->name,
                                               c.variant, collect.id, static_cast<int>(p)});
-        for (auto& synth : deferredSynth_)
+        for (auto& synth : deferredSynth_) {
           if (synth.id == c.synth)
             synth.inputs.insert(synth.inputs.begin(),
                                 InputBinding{"evidence", collect.id, c.recipe->evidence});
+          else if (joinsExactly(synth, c.synth))
+            // Discovery counts instances and the probe join joins occurrences on the reference
+            // run's raw trace, not on its statistics.
+            synth.inputs.push_back(
+                InputBinding{c.recipe->name + ".evidence", collect.id, c.recipe->evidence});
+        }
       }
     }
     // The probe join's input from discovery makes it wait for every branch discovery adds.
@@ -222,6 +263,17 @@ class Builder {
     return t;
   }
 
+  /// Whether `task` (discovery, or the join of isolated probes) reads the raw evidence behind
+  /// the prerequisite synthesis `prereqSynth` it is bound to.
+  bool joinsExactly(const TaskDescriptor& task, const std::string& prereqSynth) const {
+    const bool bound = std::any_of(task.inputs.begin(), task.inputs.end(),
+                                   [&](const InputBinding& b) { return b.task == prereqSynth; });
+    if (!bound) return false;
+    if (task.type == TaskType::Control) return true;
+    const Recipe* r = catalog_.find(task.config.value("recipe", std::string()));
+    return r != nullptr && r->isolated;
+  }
+
   static bool timingSensitive(const Recipe& r) {
     return r.isolated || contains(r.invalidatedBy, "perturbs_timing") ||
            contains(r.effects, "exclusive_device");
@@ -253,6 +305,7 @@ class Builder {
     v.inputs = {InputBinding{"ptx", ptx, "ptx"}};
     v.outputs = {"ptx"};
     if (tracesMarkers(recipe.transforms)) v.outputs.push_back("trace_map");
+    if (paintsPcs(recipe.transforms)) v.outputs.push_back("paint_map");
     (void)out_.plan.add(std::move(v));
     TaskDescriptor b = base(buildId);
     b.type = TaskType::Transform;
@@ -260,6 +313,7 @@ class Builder {
     b.config = {{"variant", variant}};
     b.inputs = {InputBinding{"ptx", "variant/" + variant, "ptx"}};
     b.outputs = {"executable"};
+    if (paintsPcs(recipe.transforms)) b.outputs.push_back("cubin");
     (void)out_.plan.add(std::move(b));
     return buildId;
   }
@@ -371,8 +425,20 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
 
 Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                                                   const std::vector<ProbeTarget>& targets) {
-  const TaskDescriptor* ptx = plan.plan.find("ptx");
-  if (ptx == nullptr) return fail("planner", "the plan has no `ptx` task to derive probes from");
+  if (plan.plan.find("ptx") == nullptr)
+    return fail("planner", "the plan has no `ptx` task to derive probes from");
+  return probeBranches(ProbeOrigin{.programVersion = plan.programVersion,
+                                   .kernel = plan.kernel,
+                                   .regionPath = plan.regionPath,
+                                   .scope = plan.query.scope,
+                                   .ptxTask = "ptx"},
+                       targets);
+}
+
+Result<std::vector<TaskDescriptor>> probeBranches(const ProbeOrigin& origin,
+                                                  const std::vector<ProbeTarget>& targets) {
+  if (origin.ptxTask.empty())
+    return fail("planner", "probe branches need the id of the task that yields the base PTX");
   std::vector<TaskDescriptor> tasks;
   size_t count = 0;
   for (const auto& t : targets) count += t.iterations.size();
@@ -380,19 +446,31 @@ Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
   for (const auto& target : targets) {
     for (int64_t iteration : target.iterations) {
       const std::string key = fmt::format("probe[{}@{}]", target.opId, iteration);
+      // The probe variant traces only the probed iteration (and whatever else the query's
+      // scope restricts), so its trace holds exactly the occurrences the join needs.
+      query::Scope others;
+      for (const auto& clause : origin.scope.clauses)
+        if (clause.coordinate != query::Coordinate::Iteration) others.clauses.push_back(clause);
+      const std::string iter = fmt::format("iter={}", iteration);
+      auto scope = query::parseScope(others.all() ? iter : others.canonical() + "," + iter);
+      if (!scope) return std::unexpected(scope.error());
       TaskDescriptor v;
       v.id = "variant/" + key;
       v.type = TaskType::Transform;
       v.executor = "ptx_pass";
-      v.programVersion = plan.programVersion;
-      v.region = plan.regionPath;
-      v.scope = plan.query.scope.canonical();
-      v.config = {
-          {"variant", key},        {"transforms", {"insert_forced_wait", "lower_markers_to_trace"}},
-          {"kernel", plan.kernel}, {"op", target.opId},
-          {"kind", target.kind},   {"iteration", iteration}};
-      v.inputs = {InputBinding{"ptx", "ptx", "ptx"}};
-      v.outputs = {"ptx", "trace_map"};
+      v.programVersion = origin.programVersion;
+      v.region = origin.regionPath;
+      v.scope = scope->canonical();
+      v.config = {{"variant", key},
+                  {"transforms", {"insert_forced_wait", "lower_markers_to_trace"}},
+                  {"kernel", origin.kernel},
+                  {"op", target.opId},
+                  {"kind", target.kind},
+                  {"iteration", iteration}};
+      if (!target.sharedPhase.empty()) v.config["shared_phase"] = target.sharedPhase;
+      if (target.cta) v.config["cta"] = *target.cta;
+      v.inputs = {InputBinding{"ptx", origin.ptxTask, "ptx"}};
+      v.outputs = {"ptx", "trace_map", "probe"};
       TaskDescriptor b = v;
       b.id = "build/" + key;
       b.executor = "build_variant";
@@ -407,12 +485,12 @@ Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                   {"collections",
                    {{{"recipe", "forced_completion_probe"},
                      {"backend", "region_trace"},
-                     {"evidence", "probe_trace"}}}},
+                     {"evidence", "region_trace"}}}},
                   {"op", target.opId},
                   {"iteration", iteration}};
       c.inputs = {InputBinding{"executable", b.id, "executable"},
                   InputBinding{"trace_map", v.id, "trace_map"}};
-      c.outputs = {"probe_trace"};
+      c.outputs = {"region_trace"};
       c.requirements = {Requirement::Gpu};
       c.isolation.exclusiveDevice = true;  // each probe alone
       c.isolation.group = c.id;

@@ -79,8 +79,8 @@ TEST(Planner, EveryProbeRunsAlone) {
   auto plan = planQuery(runningExample(), catalog(), tmaGemm());
   ASSERT_TRUE(plan);
   std::vector<int64_t> iterations{0, 1, 2, 3, 4, 5, 6, 7};
-  auto branches = probeBranches(*plan, {{"op.tma_load.0", "tma_load", iterations},
-                                        {"op.tma_load.1", "tma_load", iterations}});
+  auto branches = probeBranches(*plan, {{"op.tma_load.0", "tma_load", iterations, "", {}},
+                                        {"op.tma_load.1", "tma_load", iterations, "", {}}});
   ASSERT_TRUE(branches) << branches.error().text();
   std::set<std::string> groups;
   int collects = 0;

@@ -86,11 +86,31 @@ struct ProbeTarget {
   std::string opId;  ///< Stable op ID from discovery.
   std::string kind;  ///< `tma_load`, `cp_async`, `wgmma`, ...
   std::vector<int64_t> iterations;
+  /// insert_forced_wait's `shared_phase` option (`wait_after_last` for a TMA load whose
+  /// expect_tx phase later loads share); empty = the pass's default (`refuse`).
+  std::string sharedPhase;
+  std::optional<int64_t> cta;  ///< Probe only this linear CTA (pass option `cta`).
+};
+
+/// What probe branches derive from: the base program, kernel, region and query scope, and the
+/// task whose `ptx` output holds the base PTX.
+struct ProbeOrigin {
+  std::string programVersion;
+  std::string kernel;  ///< Mangled kernel name.
+  std::string regionPath;
+  query::Scope scope;  ///< The query's scope; each probe traces it with `iter` set to its own.
+  std::string ptxTask = "ptx";
 };
 
 /// The branches a discovery Control task adds for its sites: per (op, iteration) a probe
-/// variant transform, its build and its collection, each collection alone on its device. The
-/// tasks feed `synthTask` (the probe-join synthesis of the plan). [thread-safe]
+/// variant transform (`variant/probe[OP@I]`: transforms [insert_forced_wait,
+/// lower_markers_to_trace], pass options op/iteration/shared_phase/cta, scope = the query's with
+/// iter=I; outputs ptx, trace_map and `probe`, the pass's probe description), its build and its
+/// region-trace collection (`collect/probe[OP@I]`, output `region_trace`), each collection alone
+/// on its device. [thread-safe]
+[[nodiscard]] Result<std::vector<runtime::TaskDescriptor>> probeBranches(
+    const ProbeOrigin& origin, const std::vector<ProbeTarget>& targets);
+/// The same, derived from a planned query (its `ptx` task, kernel, region and scope).
 [[nodiscard]] Result<std::vector<runtime::TaskDescriptor>> probeBranches(
     const QueryPlan& plan, const std::vector<ProbeTarget>& targets);
 

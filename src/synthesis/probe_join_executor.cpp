@@ -1,0 +1,238 @@
+#include "argus/synthesis/probe_join_executor.h"
+
+#include <deque>
+#include <memory>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "argus/backends/run.h"
+#include "argus/synthesis/probe_join.h"
+#include "argus/trace/decode.h"
+
+namespace argus::synthesis {
+namespace {
+
+using json = nlohmann::json;
+
+/// The decoded launches of one kernel in a bundle; owns what TracedRun points to.
+struct DecodedRuns {
+  std::deque<trace::TraceMap> maps;
+  std::deque<trace::DecodedTrace> traces;
+  std::vector<TracedRun> runs;
+  json run;  ///< The bundle's run record (exit code, output tails).
+};
+
+Result<std::unique_ptr<DecodedRuns>> decodeRuns(std::string_view bytes, const std::string& kernel,
+                                                std::string_view what) {
+  auto bundle = backends::decodeBundle(bytes);
+  if (!bundle) return std::unexpected(bundle.error());
+  if (!bundle->traceMap.contains(kernel))
+    return fail("synthesis",
+                fmt::format("probe_join: the {} trace has no trace map for `{}`", what, kernel));
+  auto out = std::make_unique<DecodedRuns>();
+  out->run = bundle->run;
+  auto map = trace::parseTraceMap(bundle->traceMap[kernel]);
+  if (!map) return std::unexpected(map.error());
+  out->maps.push_back(std::move(*map));
+  for (const auto& launch : bundle->launches) {
+    if (launch.buffer.empty() || launch.info.value("kernel", "") != kernel) continue;
+    auto decoded = trace::decodeTrace(
+        std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), out->maps.front());
+    if (!decoded) return std::unexpected(decoded.error());
+    out->traces.push_back(std::move(*decoded));
+    out->runs.push_back(TracedRun{&out->traces.back(), &out->maps.front()});
+  }
+  if (out->runs.empty())
+    return fail("synthesis", fmt::format("probe_join: the {} trace holds no traced launch of `{}`",
+                                         what, kernel));
+  return out;
+}
+
+const runtime::Artifact* find(const std::map<std::string, runtime::Artifact>& evidence,
+                              const std::string& key) {
+  auto it = evidence.find(key);
+  return it == evidence.end() ? nullptr : &it->second;
+}
+
+std::string formatValue(double v, const std::string& unit) {
+  if (unit == "ns") {
+    if (v >= 1e6) return fmt::format("{:.3f} ms", v / 1e6);
+    if (v >= 1e3) return fmt::format("{:.2f} us", v / 1e3);
+    return fmt::format("{:.0f} ns", v);
+  }
+  return fmt::format("{:.0f} {}", v, unit);
+}
+
+}  // namespace
+
+Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
+                        const std::map<std::string, runtime::Artifact>& evidence) {
+  if (!opSites.is_object() || !opSites.contains("probes") || !opSites.contains("kernel"))
+    return fail("synthesis",
+                "probe_join: op_sites lacks `kernel` or `probes` (is it discovery's "
+                "output?)");
+  const std::string kernel = opSites["kernel"].get<std::string>();
+  auto reference = decodeRuns(referenceBundle, kernel, "reference");
+  if (!reference) return std::unexpected(reference.error());
+  const std::string referenceOut = (*reference)->run.value("stdout_tail", "");
+
+  json ops = json::array(), failed = json::array();
+  std::string unit;
+  for (const json& probe : opSites["probes"]) {
+    const std::string op = probe.value("op", "");
+    const int64_t iteration = probe.value("iteration", int64_t{0});
+    auto failure = [&](std::string error) {
+      failed.push_back({{"op", op}, {"iteration", iteration}, {"error", std::move(error)}});
+    };
+    if (!probe.contains("collect") || probe["collect"].is_null()) continue;  // not collected
+    const std::string variantTask = probe.value("variant", "");
+    const std::string collectTask = probe["collect"].get<std::string>();
+    const auto* description = find(evidence, variantTask + "/probe");
+    const auto* bundle = find(evidence, collectTask + "/region_trace");
+    if (description == nullptr || bundle == nullptr) {
+      failure(fmt::format("no {} in the run's evidence", description == nullptr
+                                                             ? variantTask + "/probe"
+                                                             : collectTask + "/region_trace"));
+      continue;
+    }
+    auto descriptionText = description->read();
+    auto bundleBytes = bundle->read();
+    if (!descriptionText || !bundleBytes) {
+      failure("could not read the probe's evidence");
+      continue;
+    }
+    json described = json::parse(*descriptionText, nullptr, false);
+    auto runs = decodeRuns(*bundleBytes, kernel, "probe");
+    if (!runs) {
+      failure(runs.error().message);
+      continue;
+    }
+    auto joined = probeJoin(ProbeJoinRequest{described, (*runs)->runs, (*reference)->runs});
+    if (!joined) {
+      failure(joined.error().message);
+      continue;
+    }
+    json entry = std::move(*joined);
+    unit = entry.value("unit", "ns");
+    entry["kind"] = probe.value("kind", "");
+    entry["launches"] = (*runs)->runs.size();
+    if (probe.contains("instances")) entry["instances"] = probe["instances"];
+    for (const char* key : {"shared_phase", "shared_phase_with", "note"})
+      if (probe.contains(key)) entry[key] = probe[key];
+    const std::string probeOut = (*runs)->run.value("stdout_tail", "");
+    // The collection succeeds only when the program's own check (PASS against its CPU
+    // reference) passed; equal output also shows the forced wait changed no result.
+    entry["correctness"] = {{"check_passed", true},
+                            {"exit_code", (*runs)->run.value("exit_code", -1)},
+                            {"output_equal_to_reference", probeOut == referenceOut},
+                            {"output", probeOut}};
+    entry["provenance"] = {{"variant_task", variantTask},
+                           {"build_task", probe.value("build", "")},
+                           {"collect_task", collectTask},
+                           {"probe_trace", bundle->hash},
+                           {"probe_description", description->hash}};
+    ops.push_back(std::move(entry));
+  }
+  return json{{"unit", unit.empty() ? "ns" : unit},
+              {"qualification", "derived"},
+              {"kernel", kernel},
+              {"region", opSites.value("region", "")},
+              {"ops", ops},
+              {"failed", failed},
+              {"not_probed", opSites.value("not_probed", json::array())},
+              {"not_collected", opSites.value("not_collected", json::array())},
+              {"reference_output", referenceOut}};
+}
+
+std::string opLatencyText(const json& v) {
+  const std::string unit = v.value("unit", "ns");
+  std::string out =
+      fmt::format("  {:<28} {:<9} {:>5} {:>12} {:>12} {:>12} {:>7}  {}\n", "op", "kind", "iter",
+                  "latency(med)", "exposed", "slack", "joined", "method");
+  bool shared = false;
+  for (const auto& e : v.value("ops", json::array())) {
+    const json exposed = e.value("exposed", json::object());
+    const bool phase = e.contains("shared_phase");
+    shared = shared || phase;
+    out += fmt::format("  {:<28} {:<9} {:>5} {:>12} {:>12} {:>12} {:>7}  {}{}\n", e.value("op", ""),
+                       e.value("kind", ""), e.value("iteration", 0),
+                       formatValue(e["latency"].value("median", 0.0), unit),
+                       formatValue(exposed.value("median", 0.0), unit),
+                       formatValue(e.value("slack", 0.0), unit), e.value("joined", 0),
+                       e.value("method", ""), phase ? " (whole phase*)" : "");
+  }
+  if (shared)
+    out +=
+        "  * shared expect_tx phase: the wait follows the phase's last load, so the latency "
+        "is the whole phase's\n";
+  for (const auto& f : v.value("failed", json::array()))
+    out += fmt::format("  failed: {} @ iteration {}: {}\n", f.value("op", ""),
+                       f.value("iteration", 0), f.value("error", ""));
+  for (const auto& n : v.value("not_probed", json::array()))
+    out += fmt::format(
+        "  not probed: {} ({}, PTX line {}){}: {}\n", n.value("op", ""), n.value("kind", ""),
+        n.value("line", 0),
+        n.contains("iteration") ? fmt::format(" @ iteration {}", n["iteration"].dump()) : "",
+        n.value("reason", ""));
+  for (const auto& n : v.value("not_collected", json::array()))
+    out += fmt::format("  not run: {}: {}\n", n.value("task", ""), n.value("reason", ""));
+  return out;
+}
+
+std::string opSitesText(const json& sites) {
+  if (!sites.is_object()) return "  (op_sites is not JSON)\n";
+  const json reference = sites.value("reference", json::object());
+  std::string out = fmt::format(
+      "  {} async op sites in {}; reference run {}; {} probe branch(es)\n",
+      sites.value("sites", json::array()).size(),
+      sites.value("region", "").empty() ? "the kernel" : sites.value("region", ""),
+      reference.value("available", false)
+          ? fmt::format("with {} launch(es)", reference.value("launches", 0))
+          : std::string("not available (iterations are taken from --scope iter= unchecked)"),
+      sites.value("probes", json::array()).size());
+  for (const auto& p : sites.value("probes", json::array()))
+    out += fmt::format("    {} @ iteration {}{}{}\n", p.value("op", ""), p.value("iteration", 0),
+                       p.contains("instances")
+                           ? fmt::format(" ({} instances in the reference)", p["instances"].dump())
+                           : "",
+                       p.contains("shared_phase") ? " [whole expect_tx phase]" : "");
+  json rest = json::object();
+  rest["ops"] = json::array();
+  rest["not_probed"] = sites.value("not_probed", json::array());
+  rest["not_collected"] = sites.value("not_collected", json::array());
+  out += opLatencyText(rest).substr(opLatencyText(json::object()).size());
+  return out;
+}
+
+Result<void> registerProbeJoinExecutor(runtime::ExecutorRegistry& registry) {
+  return registry.add(runtime::ExecutorRecord{
+      "probe_join",
+      "joins forced-completion probe traces with the reference trace by iteration (op_latency)",
+      std::make_shared<runtime::FunctionExecutor>(
+          [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
+            const runtime::Artifact* sites = nullptr;
+            const runtime::Artifact* reference = nullptr;
+            for (const auto& [name, artifact] : ctx.inputs) {
+              if (name.ends_with(".op_sites")) sites = &artifact;
+              if (name.ends_with(".evidence")) reference = &artifact;
+            }
+            if (sites == nullptr || reference == nullptr)
+              return fail("synthesis",
+                          fmt::format("probe_join: task `{}` needs inputs `*.op_sites` (discovery) "
+                                      "and `*.evidence` (the reference trace)",
+                                      ctx.task.id));
+            auto sitesText = sites->read();
+            if (!sitesText) return std::unexpected(sitesText.error());
+            auto referenceBytes = reference->read();
+            if (!referenceBytes) return std::unexpected(referenceBytes.error());
+            json parsed = json::parse(*sitesText, nullptr, false);
+            auto result = joinProbes(parsed, *referenceBytes, ctx.evidence);
+            if (!result) return std::unexpected(result.error());
+            runtime::TaskOutputs out;
+            out.artifacts["op_latency"] = runtime::Artifact::fromData(result->dump());
+            return out;
+          })});
+}
+
+}  // namespace argus::synthesis

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""GPU test of op_latency on the TMA GEMM (256x256x512: 8 CTAs, 8 K-tiles, producer warp 4).
+
+Probes the two TMA loads of mainloop/tma_load in iterations 0 and 7 (4 probes) and checks
+facts independent of the tracer: every probe's program passed its own check with output equal
+to the reference run's, latency > 0, each probe joined exactly the 8 (CTA, producer warp) pairs
+of one launch with no unmatched occurrence, the shared expect_tx phase is labelled, and every
+number is `derived` with the probe's variant/collect tasks as provenance.
+Exits 77 (skip) when there is no GPU. Usage: probe_test.py ARGUS SOURCE_DIR
+"""
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+
+argus, source = sys.argv[1], sys.argv[2]
+if shutil.which("nvidia-smi") is None or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0:
+    print("SKIP: no CUDA device (nvidia-smi lists none)")
+    sys.exit(77)
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+with tempfile.TemporaryDirectory() as ws:
+    cmd = [argus, "query", "--json", "--workspace", ws, "--program",
+           f"{source}/examples/tma_gemm/argus.yaml", "--kernel", "tma_gemm",
+           "--region", "mainloop/tma_load", "--signals", "op_latency", "--scope", "iter=0|7"]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if run.returncode != 0:
+        print(run.stdout[-4000:], run.stderr[-4000:])
+        raise SystemExit(f"argus query failed ({run.returncode})")
+    report = json.loads(run.stdout)
+    entry = report["signals"]["op_latency"]
+    check(entry.get("status") == "succeeded", f"op_latency status {entry.get('status')}")
+    value = entry.get("value", {})
+    ops = value.get("ops", [])
+    check(len(ops) == 4, f"4 probes joined (got {len(ops)}; failed {value.get('failed')})")
+    check(not value.get("failed") and not value.get("not_probed"), "nothing failed or unprobed")
+    for op in ops:
+        name = f"{op['op']}@{op['iteration']}"
+        check(op["qualification"] == "derived", f"{name}: derived")
+        check(op["latency"]["median"] > 0 and op["latency"]["min"] > 0, f"{name}: latency > 0 ({op['latency']['median']} {op['unit']})")
+        check(op["latency"]["count"] == 8 and op["joined"] == 8 and op["unmatched"] == 0,
+              f"{name}: 8 (CTA, producer warp) pairs joined (count {op['latency']['count']}, joined {op['joined']}, unmatched {op['unmatched']})")
+        check(op["launches"] == 1, f"{name}: one traced launch")
+        check(op["correctness"]["output_equal_to_reference"], f"{name}: output equal to the reference run's")
+        check(op["provenance"]["collect_task"].startswith("collect/probe["), f"{name}: provenance names its collection")
+        check(("shared_phase" in op) == op["op"].endswith(":0"), f"{name}: shared phase labelled on the first load only")
+        check(op["latency"]["median"] < 1e6, f"{name}: latency below 1 ms")
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("all probe checks passed")
