@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/backends/compile.h"
+#include "argus/backends/pc_collect.h"
+#include "argus/backends/ptx_analysis.h"
 #include "argus/backends/run.h"
 #include "argus/passes/transforms.h"
 #include "argus/program/build.h"
@@ -17,9 +19,12 @@
 #include "argus/runtime/scheduler.h"
 #include "argus/runtime/workspace_store.h"
 #include "argus/support/process.h"
+#include "argus/synthesis/attribution_executor.h"
+#include "argus/synthesis/probe_join_executor.h"
 #include "argus/synthesis/region_timing.h"
 #include "argus/workspace/workspace.h"
 #include "commands.h"
+#include "pc_report.h"
 
 namespace argus::cli {
 namespace {
@@ -62,8 +67,20 @@ std::vector<std::string> detectDevices() {
   return devices;
 }
 
+/// Whether `task` reads `up` only through inputs it lists in config.optional_inputs (discovery
+/// without the reference run), so that it can run without it.
+bool optionalUpstream(const runtime::TaskDescriptor& task, const std::string& up) {
+  const auto optional = task.config.value("optional_inputs", nlohmann::json::array());
+  if (std::find(task.dependencies.begin(), task.dependencies.end(), up) != task.dependencies.end())
+    return false;
+  return std::all_of(task.inputs.begin(), task.inputs.end(), [&](const runtime::InputBinding& b) {
+    return b.task != up || std::find(optional.begin(), optional.end(), b.name) != optional.end();
+  });
+}
+
 /// Removes the tasks in `reasons` and every task downstream of them from the plan; dependents
-/// get a reason naming the upstream task they needed.
+/// get a reason naming the upstream task they needed. A task that needs a removed task only for
+/// optional inputs stays, without those inputs.
 runtime::Plan without(const runtime::Plan& plan, std::map<std::string, std::string>& reasons) {
   bool changed = true;
   while (changed) {
@@ -71,7 +88,7 @@ runtime::Plan without(const runtime::Plan& plan, std::map<std::string, std::stri
     for (const auto& t : plan.tasks()) {
       if (reasons.contains(t.id)) continue;
       for (const auto& up : t.upstream())
-        if (reasons.contains(up)) {
+        if (reasons.contains(up) && !optionalUpstream(t, up)) {
           reasons[t.id] = fmt::format("needs `{}`", up);
           changed = true;
           break;
@@ -79,8 +96,12 @@ runtime::Plan without(const runtime::Plan& plan, std::map<std::string, std::stri
     }
   }
   runtime::Plan kept;
-  for (const auto& t : plan.tasks())
-    if (!reasons.contains(t.id)) (void)kept.add(t);
+  for (auto t : plan.tasks()) {
+    if (reasons.contains(t.id)) continue;
+    std::erase_if(t.inputs,
+                  [&](const runtime::InputBinding& b) { return reasons.contains(b.task); });
+    (void)kept.add(std::move(t));
+  }
   return kept;
 }
 
@@ -182,9 +203,16 @@ int runQuery(const QueryCommandOptions& o) {
     return reportError(ok.error());
   backends::registerRunExecutors(registry, *spec);
   synthesis::registerSynthesisExecutors(registry);
+  backends::registerCuptiPcExecutors(registry, *spec);
+  backends::registerNcuExecutor(registry, *spec);
+  synthesis::registerAttributionExecutors(registry);
 
   // What this build and machine cannot do is taken out of the plan and said plainly.
   const auto devices = detectDevices();
+  // op_latency: discovery adds probe branches (only their builds where no GPU is) and the join.
+  if (auto ok = backends::registerPtxAnalysisExecutor(registry, !devices.empty()); !ok)
+    return reportError(ok.error());
+  if (auto ok = synthesis::registerProbeJoinExecutor(registry); !ok) return reportError(ok.error());
   const auto available = passes::availableTransforms();
   std::map<std::string, std::string> reasons;
   std::set<std::string> noGpu;
@@ -308,6 +336,19 @@ int runQuery(const QueryCommandOptions& o) {
     }
   }
 
+  std::string discoveryText;  // op_latency discovery: the probes it added and what it left out
+  for (const auto& t : report->tasks) {
+    if (report->plan.find(t.id) == nullptr || report->plan.find(t.id)->executor != "ptx_analysis")
+      continue;
+    auto outputs = store.lookup(t.memoKey);
+    if (!outputs || !outputs->artifacts.contains("op_sites")) continue;
+    if (auto bytes = outputs->artifacts.at("op_sites").read()) {
+      auto sites = nlohmann::json::parse(*bytes, nullptr, false);
+      result["discovery"][t.id] = json::parse(*bytes, nullptr, false);
+      discoveryText += fmt::format("\n{}:\n{}", t.id, synthesis::opSitesText(sites));
+    }
+  }
+
   if (o.json) {
     std::cout << result.dump(2) << "\n";
   } else {
@@ -338,12 +379,15 @@ int runQuery(const QueryCommandOptions& o) {
         }
         fmt::print("  launches {}, dropped records {}\n", value.value("launches", 0),
                    value.value("dropped", 0));
-      } else {
+      } else if (signal == "op_latency" && value.contains("ops")) {
+        fmt::print("{}", synthesis::opLatencyText(nlohmann::json::parse(value.dump())));
+      } else if (!printPcSignal(value)) {
         fmt::print("  {}\n", value.dump());
       }
       if (entry.contains("provenance"))
         fmt::print("  provenance: {}\n", entry["provenance"].dump());
     }
+    fmt::print("{}", discoveryText);
     if (!notCollected.empty()) {
       fmt::print("\nnot run:\n");
       for (const auto& n : notCollected)
@@ -370,7 +414,10 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
       "Answer a region query: plan, build the variants, run the collections on the GPU,\n"
       "synthesize and report. Results are kept in the workspace; asking again reuses them.\n"
       "Example: argus query --program examples/tma_gemm/argus.yaml --region mainloop "
-      "--signals duration --scope role=producer");
+      "--signals duration --scope role=producer\n"
+      "op_latency probes every async op of the region's subtree in every iteration the reference\n"
+      "run recorded; narrow the ops with --region (e.g. mainloop/tma_load) and the iterations\n"
+      "with --scope iter=A..B.");
   addQueryOptions(*verb, o->query);
   verb->add_flag("--json", o->json, "The report as JSON (schema argus.report/1)");
   verb->add_flag("--require-gpu", o->requireGpu,

@@ -3,7 +3,11 @@
 //
 //   nvcc_ptx       config {target?, kernel?}         -> ptx         front-end PTX of the program
 //   ptx_pass       ptx; config {transforms, ...}      -> ptx, trace_map (when the passes made one
-//                  scope = the task's scope                          or the task declares it)
+//                  scope = the task's scope                          or the task declares it),
+//                                                        probe (when declared: insert_forced_wait's
+//                                                        statistics["probe"])
+//                                                        paint_map (paint_ptx's argus_paint_map 1,
+//                                                        when declared or made)
 //   build_variant  ptx; config {variant}              -> executable, cubin (files), built by
 //                                                        program::buildWithPtx in the task dir
 //

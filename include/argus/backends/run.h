@@ -15,6 +15,7 @@
 
 #include "argus/program/program.h"
 #include "argus/runtime/executor.h"
+#include "argus/support/process.h"
 #include "argus/support/status.h"
 
 namespace argus::backends {
@@ -41,6 +42,28 @@ struct TraceBundle {
 /// Where the collector finds the injection library: $ARGUS_INJECT_LIB, else beside the argus
 /// binary's build tree (compile-time default).
 [[nodiscard]] Result<std::filesystem::path> injectionLibrary();
+
+/// The executable input as a file that can run (memoized inputs may arrive as bytes: then they
+/// are written to dir/program).
+[[nodiscard]] Result<std::filesystem::path> materializeExecutable(const runtime::Artifact& artifact,
+                                                                  const std::filesystem::path& dir);
+
+/// What a variant's run command did.
+struct ProgramRun {
+  std::vector<std::string> argv;  ///< As run (`prefix` words, then the spec's command).
+  ProcessResult result;
+};
+
+/// Runs the spec's run command with `{exe}` = `exe`, preceded by `prefix` (a profiler's words,
+/// e.g. ncu ...), with `environment` added, CUDA_VISIBLE_DEVICES set to the task's device and the
+/// task's deadline as the limit; then the spec's correctness check. Errors (prefixed with
+/// `component`) when the run cannot start, times out, exits with the skip code or not the success
+/// code, lacks the expected stdout text, or fails its check. Appends the output to ctx.log.
+/// [thread-safe]
+[[nodiscard]] Result<ProgramRun> runVariant(
+    const program::ProgramSpec& spec, runtime::TaskContext& ctx, const std::filesystem::path& exe,
+    std::vector<std::pair<std::string, std::string>> environment, std::string_view component,
+    const std::vector<std::string>& prefix = {});
 
 /// Registers the `region_trace` Collect executor for a program spec: input `executable` (and
 /// `trace_map`), output `region_trace` (a trace bundle). Runs the spec's run command with `{exe}`

@@ -114,6 +114,21 @@ Result<TaskOutputs> runPtxPass(TaskContext& ctx) {
   if (declared || !result->traceMap.empty())
     out.artifacts.emplace("trace_map",
                           Artifact::fromData(runtime::canonicalJson(result->traceMap)));
+  // A painted variant publishes its paint map: the PC map of its cubin is read through it.
+  if (std::ranges::find(ctx.task.outputs, "paint_map") != ctx.task.outputs.end() ||
+      !result->paintMap.empty())
+    out.artifacts.emplace("paint_map",
+                          Artifact::fromData(runtime::canonicalJson(result->paintMap)));
+  // A probe variant publishes insert_forced_wait's description of its probe region, which the
+  // probe join needs to find the region in the probe's trace.
+  if (std::ranges::find(ctx.task.outputs, "probe") != ctx.task.outputs.end()) {
+    if (!result->statistics.contains("probe"))
+      return std::unexpected(taskError(ctx, kName,
+                                       "declares output `probe`, but no pass described a probe (is "
+                                       "insert_forced_wait in config.transforms?)"));
+    out.artifacts.emplace("probe",
+                          Artifact::fromData(runtime::canonicalJson(result->statistics["probe"])));
+  }
   return out;
 }
 

@@ -40,7 +40,8 @@
 //   ARGUS_PC_KERNELS            comma-separated kernel names to collect (default: every kernel);
 //                               a name matches the driver's (mangled) name exactly.
 //   ARGUS_PC_MAX_LAUNCHES       collect at most N launches (the later ones run unprofiled).
-//   ARGUS_PC_KERNEL_TIMES=0     no CUPTI kernel activity (kernels.jsonl; PC sampling only: with SASS
+//   ARGUS_PC_KERNEL_TIMES=0     no CUPTI kernel activity (kernels.jsonl; PC sampling only: with
+//   SASS
 //                               metrics the activity is never enabled, it zeroes their values).
 //   ARGUS_PC_VERBOSE=1          one stderr line per launch.
 //   ARGUS_CUPTI_LIB             path of libcupti.so when the loader cannot find it.

@@ -197,3 +197,27 @@ TEST(PcEvidence, FileNames) {
 
 }  // namespace
 }  // namespace argus::backends
+
+namespace argus::backends {
+namespace {
+
+// Real collector output (tests/data/pc_evidence/README.md): bench/pc_overhead on the H200, 128
+// CTAs x 256 threads = 1,024 warps, each executing the same 2,838 warp instructions.
+TEST(PcEvidenceReal, ReadsTheCollectorsOwnFile) {
+  std::ifstream in(fs::path(ARGUS_PC_EVIDENCE_DATA) / "pc_overhead_mapping_pc-0.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto e = parsePcEvidence(text.str());
+  ASSERT_TRUE(e.has_value()) << e.error().text();
+  EXPECT_EQ(e->collector, "cupti_sass_metrics");
+  EXPECT_EQ(e->kernel, "pc_overhead");
+  EXPECT_EQ(e->grid[0], 128u);
+  EXPECT_EQ(e->block[0], 256u);
+  EXPECT_EQ(e->metricTotal("smsp__sass_inst_executed"), 2838u * 1024u);
+  ASSERT_FALSE(e->functions.empty());
+  EXPECT_NE(e->functions[0].cubinCrc, 0u);
+  EXPECT_EQ(encodePcEvidence(*parsePcEvidence(encodePcEvidence(*e))), encodePcEvidence(*e));
+}
+
+}  // namespace
+}  // namespace argus::backends

@@ -57,34 +57,29 @@ TEST(NcuCsv, SplitsQuotedCells) {
   EXPECT_TRUE(splitCsvLine("").empty());
 }
 
-// The fixture is hand-made (tests/data/ncu/README.md), not real ncu output.
-TEST(NcuSource, ParsesTheHandMadeSassTable) {
-  auto launches = parseNcuSourceCsv(slurp(fs::path(ARGUS_NCU_DATA) / "handmade_source_sass.csv"));
+// A real export (tests/data/ncu/README.md): examples/nested_regions profiled on the H200.
+TEST(NcuSource, ParsesARealSassTable) {
+  auto launches =
+      parseNcuSourceCsv(slurp(fs::path(ARGUS_NCU_DATA) / "nested_regions_source_sass.csv"));
   ASSERT_TRUE(launches) << launches.error().text();
-  ASSERT_EQ(launches->size(), 2u);
+  ASSERT_EQ(launches->size(), 1u);
   const PcEvidence& first = (*launches)[0];
   EXPECT_EQ(first.collector, "ncu");
   EXPECT_EQ(first.seq, 0u);
-  EXPECT_EQ(first.kernel, "probe_kernel");
-  EXPECT_EQ(first.metrics,
-            (std::vector<std::string>{"Warp Stall Sampling (All Samples)", "Instructions Executed",
-                                      "Thread Instructions Executed"}));
+  EXPECT_EQ(first.kernel, "nested_regions");
   ASSERT_EQ(first.functions.size(), 1u);
   const PcFunction& f = first.functions[0];
-  EXPECT_EQ(f.name, "probe_kernel");
-  ASSERT_EQ(f.pcs.size(), 4u);
+  EXPECT_EQ(f.name, "nested_regions");
+  ASSERT_EQ(f.pcs.size(), 160u);
   EXPECT_EQ(f.pcs[0].pc, 0u);
-  EXPECT_EQ(f.pcs[3].pc, 0x30u);
-  EXPECT_EQ(f.pcs[2].sass, "@P0 BRA `(.L_x_1)");
-  EXPECT_EQ(f.pcs[2].metrics.at("Instructions Executed").total, 1024u);
-  EXPECT_EQ(f.pcs[2].metrics.at("Thread Instructions Executed").total, 24576u);
-  EXPECT_DOUBLE_EQ(f.pcs[2].fractional.at("Avg. Threads Executed"), 24.5);
-  EXPECT_FALSE(f.pcs[3].metrics.contains("Warp Stall Sampling (All Samples)"));
-  EXPECT_FALSE(f.pcs[3].fractional.contains("Avg. Threads Executed"));
-  EXPECT_EQ(first.metricTotal("Instructions Executed"), 4u + 4u + 1024u);
-  EXPECT_NE(first.note.find("0x7f3a00000000"), std::string::npos);
-  EXPECT_EQ((*launches)[1].seq, 1u);
-  EXPECT_EQ((*launches)[1].metricTotal("Instructions Executed"), 16u);
+  EXPECT_EQ(f.pcs[1].pc, 0x10u);
+  EXPECT_EQ(f.pcs[0].sass, "LDC R1, c[0x0][0x28]");
+  // Every warp runs the prologue: 4,096 warps of 32 threads.
+  EXPECT_EQ(f.pcs[0].metrics.at("Instructions Executed").total, 4096u);
+  EXPECT_EQ(f.pcs[0].metrics.at("Thread Instructions Executed").total, 131072u);
+  // The per-PC sums are the kernel totals of the raw page (smsp__inst_executed.sum).
+  EXPECT_EQ(first.metricTotal("Instructions Executed"), 6564864u);
+  EXPECT_EQ(first.metricTotal("Thread Instructions Executed"), 182167410u);
   // The same structure as the CUPTI files: it encodes and reads back.
   auto back = parsePcEvidence(encodePcEvidence(first));
   ASSERT_TRUE(back) << back.error().text();
@@ -129,12 +124,13 @@ TEST(NcuSource, ExplainsWhatIsWrong) {
 }
 
 TEST(NcuRaw, ReadsTotalsPerLaunch) {
-  auto raw = parseNcuRawCsv(slurp(fs::path(ARGUS_NCU_DATA) / "handmade_raw.csv"));
+  auto raw = parseNcuRawCsv(slurp(fs::path(ARGUS_NCU_DATA) / "nested_regions_raw.csv"));
   ASSERT_TRUE(raw) << raw.error().text();
-  ASSERT_EQ(raw->size(), 2u);
-  EXPECT_EQ((*raw)[0].kernel, "probe_kernel");
-  EXPECT_EQ((*raw)[0].number("smsp__inst_executed.sum"), 1032.0);
-  EXPECT_EQ((*raw)[1].number("smsp__thread_inst_executed.sum"), 512.0);
+  // The header row, a row of units, one profiled launch.
+  ASSERT_EQ(raw->size(), 1u);
+  EXPECT_EQ((*raw)[0].kernel, "nested_regions");
+  EXPECT_EQ((*raw)[0].number("smsp__inst_executed.sum"), 6564864.0);
+  EXPECT_EQ((*raw)[0].number("smsp__thread_inst_executed.sum"), 182167410.0);
   EXPECT_FALSE((*raw)[0].number("absent"));
   EXPECT_FALSE(parseNcuRawCsv("\"ID\",\"x\"\n"));
 }

@@ -38,15 +38,6 @@ std::string substituteExe(std::string word, const fs::path& exe) {
   return word;
 }
 
-/// The executable input as a file we can run (memoized inputs may arrive as bytes).
-Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
-  if (artifact.file) return *artifact.file;
-  fs::path path = dir / "program";
-  if (auto ok = writeFile(path, artifact.data); !ok) return std::unexpected(ok.error());
-  ::chmod(path.c_str(), 0755);
-  return path;
-}
-
 Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
                                                 runtime::TaskContext& ctx) {
   auto exeInput = ctx.inputs.find("executable");
@@ -70,65 +61,22 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   const fs::path traceDir = ctx.taskDir / "trace";
   fs::remove_all(traceDir, ec);
   fs::create_directories(traceDir, ec);
-  std::vector<std::string> argv;
-  for (const auto& word : spec.run.command) argv.push_back(substituteExe(word, *exe));
-  program::RunSpec run = spec.run;
-  ProcessOptions options;
-  options.workingDirectory = spec.file.parent_path();
-  auto left = std::chrono::duration_cast<std::chrono::seconds>(ctx.deadline -
-                                                               std::chrono::steady_clock::now());
-  auto limit = std::chrono::seconds(static_cast<long>(run.timeoutSeconds));
-  options.timeout = ctx.deadline == std::chrono::steady_clock::time_point::max()
-                        ? limit
-                        : std::min(limit, std::max(left, std::chrono::seconds(1)));
-  options.environment = {{"CUDA_INJECTION64_PATH", library->string()},
+  auto ran = runVariant(spec, ctx, *exe,
+                        {{"CUDA_INJECTION64_PATH", library->string()},
                          {"ARGUS_TRACE_DIR", traceDir.string()},
-                         {"CUDA_MODULE_LOADING", "EAGER"}};
-  if (ctx.device) options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
-  for (const auto& [key, value] : run.environment) options.environment.emplace_back(key, value);
-
-  auto result = runProcess(argv, options);
-  if (!result) {
-    ctx.timedOut = result.error().message.find("did not finish") != std::string::npos;
-    return fail("region_trace",
-                fmt::format("running `{}`: {}", argv.front(), result.error().message));
-  }
-  ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(argv, " "), result->exitCode,
-                         tail(result->out, 40), tail(result->err, 40));
-  if (run.skipExitCode >= 0 && result->exitCode == run.skipExitCode)
-    return fail("region_trace", fmt::format("the program says it cannot run here (exit {}): {}",
-                                            result->exitCode, tail(result->out + result->err, 2)));
-  if (result->exitCode != run.successExitCode)
-    return fail("region_trace",
-                fmt::format("the program failed (exit {}, expected {}); its output is in the "
-                            "task log",
-                            result->exitCode, run.successExitCode));
-  if (!run.stdoutContains.empty() && result->out.find(run.stdoutContains) == std::string::npos)
-    return fail("region_trace", fmt::format("the program's output lacks `{}`, so its own "
-                                            "correctness check did not pass",
-                                            run.stdoutContains));
-
-  if (!spec.check.empty()) {
-    std::vector<std::string> check;
-    for (const auto& word : spec.check) check.push_back(substituteExe(word, *exe));
-    auto checked = runProcess(check, options);
-    if (!checked)
-      return fail("region_trace", fmt::format("correctness check: {}", checked.error().message));
-    ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(check, " "), checked->exitCode,
-                           tail(checked->out, 20), tail(checked->err, 20));
-    if (checked->exitCode != 0)
-      return fail("region_trace", fmt::format("the program's correctness check `{}` failed (exit "
-                                              "{}); its output is in the task log",
-                                              check.front(), checked->exitCode));
-  }
+                         {"CUDA_MODULE_LOADING", "EAGER"}},
+                        "region_trace");
+  if (!ran) return std::unexpected(ran.error());
+  const auto& argv = ran->argv;
+  const auto& result = ran->result;
 
   std::string errors;
   if (auto text = readFile(traceDir / "errors.txt")) errors = *text;
-  bundle.run = {{"exit_code", result->exitCode},
+  bundle.run = {{"exit_code", result.exitCode},
                 {"device", ctx.device.value_or("")},
                 {"command", argv},
-                {"stdout_tail", tail(result->out, 20)},
-                {"stderr_tail", tail(result->err, 20)},
+                {"stdout_tail", tail(result.out, 20)},
+                {"stderr_tail", tail(result.err, 20)},
                 {"injection_errors", errors}};
   auto index = readFile(traceDir / "launches.jsonl");
   if (!index)
@@ -166,6 +114,72 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
 }
 
 }  // namespace
+
+Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
+  if (artifact.file) return *artifact.file;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path path = dir / "program";
+  if (auto ok = writeFile(path, artifact.data); !ok) return std::unexpected(ok.error());
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskContext& ctx,
+                              const fs::path& exe,
+                              std::vector<std::pair<std::string, std::string>> environment,
+                              std::string_view component, const std::vector<std::string>& prefix) {
+  const std::string who(component);
+  ProgramRun ran;
+  ran.argv = prefix;
+  for (const auto& word : spec.run.command) ran.argv.push_back(substituteExe(word, exe));
+  const program::RunSpec& run = spec.run;
+  ProcessOptions options;
+  options.workingDirectory = spec.file.parent_path();
+  auto left = std::chrono::duration_cast<std::chrono::seconds>(ctx.deadline -
+                                                               std::chrono::steady_clock::now());
+  auto limit = std::chrono::seconds(static_cast<long>(run.timeoutSeconds));
+  options.timeout = ctx.deadline == std::chrono::steady_clock::time_point::max()
+                        ? limit
+                        : std::min(limit, std::max(left, std::chrono::seconds(1)));
+  options.environment = std::move(environment);
+  if (ctx.device) options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
+  for (const auto& [key, value] : run.environment) options.environment.emplace_back(key, value);
+
+  auto result = runProcess(ran.argv, options);
+  if (!result) {
+    ctx.timedOut = result.error().message.find("did not finish") != std::string::npos;
+    return fail(who, fmt::format("running `{}`: {}", ran.argv.front(), result.error().message));
+  }
+  ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(ran.argv, " "), result->exitCode,
+                         tail(result->out, 40), tail(result->err, 40));
+  if (run.skipExitCode >= 0 && result->exitCode == run.skipExitCode)
+    return fail(who, fmt::format("the program says it cannot run here (exit {}): {}",
+                                 result->exitCode, tail(result->out + result->err, 2)));
+  if (result->exitCode != run.successExitCode)
+    return fail(who, fmt::format("the program failed (exit {}, expected {}); its output is in the "
+                                 "task log",
+                                 result->exitCode, run.successExitCode));
+  if (!run.stdoutContains.empty() && result->out.find(run.stdoutContains) == std::string::npos)
+    return fail(who, fmt::format("the program's output lacks `{}`, so its own correctness check "
+                                 "did not pass",
+                                 run.stdoutContains));
+
+  if (!spec.check.empty()) {
+    std::vector<std::string> check;
+    for (const auto& word : spec.check) check.push_back(substituteExe(word, exe));
+    auto checked = runProcess(check, options);
+    if (!checked) return fail(who, fmt::format("correctness check: {}", checked.error().message));
+    ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(check, " "), checked->exitCode,
+                           tail(checked->out, 20), tail(checked->err, 20));
+    if (checked->exitCode != 0)
+      return fail(who, fmt::format("the program's correctness check `{}` failed (exit {}); its "
+                                   "output is in the task log",
+                                   check.front(), checked->exitCode));
+  }
+  ran.result = std::move(*result);
+  return ran;
+}
 
 std::string encodeBundle(const TraceBundle& bundle) {
   json launches = json::array();

@@ -1,0 +1,192 @@
+// ownership_weights and pc_attribution on real PC bundles (tests/data/pc_bundles/README.md): the
+// four collections of one `argus query` on examples/shared_callee, made on the H200. No GPU and no
+// CUDA tools needed: a bundle carries the disassembly and paint map of the cubin it measured.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "argus/backends/pc_collect.h"
+#include "argus/runtime/executor.h"
+#include "argus/support/process.h"
+#include "argus/synthesis/attribution_executor.h"
+
+namespace argus::synthesis {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string bundle(const std::string& collector) {
+  auto text = readFile(fs::path(ARGUS_TEST_DATA_DIR) / "pc_bundles" / "shared_callee" /
+                       (collector + ".bundle.json"));
+  EXPECT_TRUE(text.has_value()) << text.error().text();
+  return text ? *text : std::string();
+}
+
+/// Runs a registered executor on one task with the given inputs.
+Result<runtime::TaskOutputs> runExecutor(const std::string& executor, const json& config,
+                                         const std::vector<std::string>& outputs,
+                                         const std::map<std::string, std::string>& inputs) {
+  runtime::ExecutorRegistry registry;
+  registerAttributionExecutors(registry);
+  runtime::TaskDescriptor task;
+  task.id = "synth/test";
+  task.executor = executor;
+  task.config = config;
+  task.outputs = outputs;
+  runtime::TaskContext ctx(task, fs::temp_directory_path() / "argus-attribution-executor-test");
+  for (const auto& [name, bytes] : inputs) ctx.inputs[name] = runtime::Artifact::fromData(bytes);
+  return registry.find(executor)->execute(ctx);
+}
+
+json output(const runtime::TaskOutputs& out, const std::string& name) {
+  auto bytes = out.artifacts.at(name).read();
+  return json::parse(*bytes);
+}
+
+double sumOfRegions(const json& doc, const std::string& key = "") {
+  double sum = 0.0;
+  for (const auto& [name, r] : doc["regions"].items())
+    sum += key.empty() ? r["value"].get<double>() : r["value"][key].get<double>();
+  return sum;
+}
+
+class SharedCalleeBundles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto out = runExecutor("ownership_weights", json::object(), {"pc_region_map"},
+                           {{"evidence", bundle("pc_mapping")}});
+    ASSERT_TRUE(out.has_value()) << out.error().text();
+    mapping_ = out->artifacts.at("pc_region_map").read().value();
+  }
+  std::string mapping_;
+};
+
+TEST_F(SharedCalleeBundles, BundlesReadBackUnchanged) {
+  for (const char* c : {"pc_mapping", "cupti_sass", "cupti_pc_sampling", "ncu"}) {
+    auto b = backends::decodePcBundle(bundle(c));
+    ASSERT_TRUE(b.has_value()) << c << ": " << b.error().text();
+    EXPECT_EQ(b->kernel, "shared_callee");
+    EXPECT_FALSE(b->launches.empty()) << c;
+    EXPECT_EQ(backends::encodePcBundle(*backends::decodePcBundle(backends::encodePcBundle(*b))),
+              backends::encodePcBundle(*b));
+  }
+  EXPECT_FALSE(backends::decodePcBundle("{\"format\": \"argus_pc_bundle 0\"}").has_value());
+}
+
+TEST_F(SharedCalleeBundles, MappingRunCountsEveryPcOnce) {
+  const json doc = json::parse(mapping_);
+  EXPECT_EQ(doc["schema"], "argus.mapping_run/1");
+  double regions = 0.0;
+  for (const auto& [name, n] : doc["mapping_build_regions"].items()) regions += n.get<double>();
+  EXPECT_EQ(regions, doc["mapping_build_total"].get<double>());
+  // Each PC of the mapping build has one owner: no "(several owners)" bucket.
+  EXPECT_FALSE(doc["mapping_build_regions"].contains("(several owners)"));
+  EXPECT_EQ(doc["mapping_build_total"].get<double>(),
+            doc["evidence"]["kernel_total_inst_executed"].get<double>());
+}
+
+TEST_F(SharedCalleeBundles, InstructionsAreExactAndAddUpToCuptisKernelTotal) {
+  auto out =
+      runExecutor("pc_attribution", {{"recipe", "sass_counters"}},
+                  {"inst_executed", "inst_mix", "barrier_inst", "mem_inst"},
+                  {{"evidence", bundle("cupti_sass")}, {"pc_region_map.pc_region_map", mapping_}});
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  const json inst = output(*out, "inst_executed");
+  EXPECT_EQ(inst["schema"], "argus.pc_signal/1");
+  EXPECT_EQ(inst["qualification"], "attributed");
+  EXPECT_TRUE(inst["exact"].get<bool>()) << inst["estimate_reasons"].dump();
+  const double total = inst["total"]["value"].get<double>();
+  EXPECT_EQ(total, inst["evidence"]["kernel_total_inst_executed"].get<double>());
+  EXPECT_DOUBLE_EQ(sumOfRegions(inst), total);
+  double files = 0.0, shares = 0.0;
+  for (const auto& [name, f] : inst["source_files"].items()) files += f["value"].get<double>();
+  for (const auto& [name, r] : inst["regions"].items()) shares += r["share"].get<double>();
+  EXPECT_DOUBLE_EQ(files, total);
+  EXPECT_NEAR(shares, 1.0, 1e-12);
+  // The helper's PCs have two owners (light, heavy); inline_work has none shared.
+  EXPECT_GT(inst["regions"]["heavy"]["ambiguity"]["ambiguous_share"].get<double>(), 0.9);
+  EXPECT_EQ(inst["regions"]["inline_work"]["ambiguity"]["ambiguous_share"].get<double>(), 0.0);
+  // The warp-replay ground truth x 256 warps, which attribution_shared_callee_gpu checked on the
+  // H200 for the same cubin (tests/data/pc_bundles/README.md).
+  EXPECT_EQ(inst["regions"]["heavy"]["value"].get<double>(), 205568.0);
+  EXPECT_EQ(inst["regions"]["light"]["value"].get<double>(), 54272.0);
+  EXPECT_EQ(inst["regions"]["inline_work"]["value"].get<double>(), 10496.0);
+  EXPECT_EQ(inst["regions"]["(outside every region)"]["value"].get<double>(), 3840.0);
+  EXPECT_EQ(total, 274176.0);
+  EXPECT_EQ(inst["evidence"]["cubin_check"]["method"], "identical bytes");
+  EXPECT_TRUE(inst["evidence"]["sass_check"]["painted_equals_unpainted"].get<bool>());
+
+  const json mix = output(*out, "inst_mix");
+  double mixed = 0.0;
+  for (const auto& [cls, v] : mix["total"]["value"].items()) mixed += v.get<double>();
+  EXPECT_DOUBLE_EQ(mixed, total);
+  const json barrier = output(*out, "barrier_inst");
+  EXPECT_DOUBLE_EQ(sumOfRegions(barrier), barrier["total"]["value"].get<double>());
+  const json mem = output(*out, "mem_inst");
+  EXPECT_DOUBLE_EQ(sumOfRegions(mem, "all"), mem["total"]["value"]["all"].get<double>());
+}
+
+TEST_F(SharedCalleeBundles, NcuGivesTheSameRegionCountsAsCupti) {
+  auto cupti =
+      runExecutor("pc_attribution", {{"recipe", "sass_counters"}}, {"inst_executed"},
+                  {{"evidence", bundle("cupti_sass")}, {"pc_region_map.pc_region_map", mapping_}});
+  auto ncu =
+      runExecutor("pc_attribution", {{"recipe", "ncu_source_counters"}}, {"ncu_source_counters"},
+                  {{"evidence", bundle("ncu")}, {"pc_region_map.pc_region_map", mapping_}});
+  ASSERT_TRUE(cupti.has_value()) << cupti.error().text();
+  ASSERT_TRUE(ncu.has_value()) << ncu.error().text();
+  const json a = output(*cupti, "inst_executed");
+  const json b = output(*ncu, "ncu_source_counters");
+  EXPECT_TRUE(b["exact"].get<bool>());
+  for (const auto& [name, r] : a["regions"].items())
+    EXPECT_EQ(b["regions"][name]["value"]["Instructions Executed"].get<double>(),
+              r["value"].get<double>())
+        << name;
+  double ncuTotal = 0.0;
+  for (const auto& l : b["evidence"]["kernel_totals"]["launches"])
+    ncuTotal = l["smsp__inst_executed.sum"].get<double>();
+  EXPECT_EQ(ncuTotal, a["total"]["value"].get<double>());
+  EXPECT_EQ(b["evidence"]["cubin"]["hash"], a["evidence"]["cubin"]["hash"]);
+}
+
+TEST_F(SharedCalleeBundles, StallSamplesAreAttributedBySample) {
+  auto out = runExecutor(
+      "pc_attribution", {{"recipe", "pc_sampling"}}, {"stall_reasons"},
+      {{"evidence", bundle("cupti_pc_sampling")}, {"pc_region_map.pc_region_map", mapping_}});
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  const json stalls = output(*out, "stall_reasons");
+  double regions = 0.0, total = 0.0;
+  for (const auto& [name, r] : stalls["regions"].items())
+    for (const auto& [reason, n] : r["value"].items()) regions += n.get<double>();
+  for (const auto& [reason, n] : stalls["total"]["value"].items()) total += n.get<double>();
+  EXPECT_GT(total, 0.0);
+  EXPECT_NEAR(regions, total, 1e-6 * total);
+}
+
+TEST_F(SharedCalleeBundles, WithoutTheMappingRunTheSplitIsAnEstimateAndSaysSo) {
+  auto out = runExecutor("pc_attribution", {{"recipe", "sass_counters"}}, {"inst_executed"},
+                         {{"evidence", bundle("cupti_sass")}});
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  const json inst = output(*out, "inst_executed");
+  EXPECT_TRUE(inst["estimate"].get<bool>());
+  EXPECT_FALSE(inst["estimate_reasons"].empty());
+}
+
+TEST_F(SharedCalleeBundles, EvidenceJoinsOnlyTheMapOfItsOwnCubin) {
+  // The mapping run's counts (cloned helper copies past the reference's last PC) put on the
+  // reference build's map: refused, not silently joined.
+  auto mappingBundle = backends::decodePcBundle(bundle("pc_mapping"));
+  auto referenceBundle = backends::decodePcBundle(bundle("cupti_sass"));
+  ASSERT_TRUE(mappingBundle && referenceBundle);
+  mappingBundle->collector = "cupti_sass";
+  mappingBundle->disassembly = referenceBundle->disassembly;
+  mappingBundle->paintMap = referenceBundle->paintMap;
+  auto wrong =
+      attributeBundle(backends::encodePcBundle(*mappingBundle), std::nullopt, "sass_counters");
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_NE(wrong.error().message.find("same cubin"), std::string::npos) << wrong.error().text();
+}
+
+}  // namespace
+}  // namespace argus::synthesis
