@@ -1,13 +1,19 @@
 #include "argus/program/build.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "argus/support/process.h"
+#include "argus/workspace/hash.h"
 #include "argus/workspace/workspace.h"
 
 namespace argus::program {
@@ -67,6 +73,87 @@ std::string outputOf(const std::vector<std::string>& words) {
 }
 
 /// Runs the commands of one build, keeping the log and naming the step that fails.
+/// Host objects are the same for every variant of a program (only the device PTX changes), so
+/// they are compiled once and reused, like ccache's direct mode: the entry for (nvcc, flags,
+/// source path and bytes) holds the object and the headers the compile read (nvcc -MD) with
+/// their content hashes; it is reused only when every one of them still hashes the same.
+/// Location: $ARGUS_BUILD_CACHE, else $XDG_CACHE_HOME/argus/host-objects, else
+/// ~/.cache/argus/host-objects; ARGUS_BUILD_CACHE=off disables it. Measured on examples/tma_gemm
+/// (2 cores): the host compile was 1.37 s of a 2.7 s variant build.
+class HostObjectCache {
+ public:
+  HostObjectCache() {
+    const char* env = std::getenv("ARGUS_BUILD_CACHE");
+    if (env != nullptr && std::string_view(env) == "off") return;
+    if (env != nullptr && *env != '\0') {
+      dir_ = env;
+    } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+      dir_ = fs::path(xdg) / "argus" / "host-objects";
+    } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+      dir_ = fs::path(home) / ".cache" / "argus" / "host-objects";
+    }
+  }
+
+  [[nodiscard]] bool enabled() const { return !dir_.empty(); }
+
+  static std::string key(const fs::path& nvcc, const std::vector<std::string>& flags,
+                         const fs::path& source, const std::string& sourceBytes) {
+    std::string material = nvcc.string() + '\0' + source.string() + '\0' + sourceBytes + '\0';
+    std::error_code ec;
+    material += std::to_string(fs::file_size(nvcc, ec)) + '\0';
+    for (const auto& f : flags) material += f + '\0';
+    return workspace::hashBytes(material).hex();
+  }
+
+  /// Copies a valid cached object to `object`; false when there is none or it is stale.
+  bool fetch(const std::string& k, const fs::path& object) const {
+    auto manifest = readFile(dir_ / (k + ".deps"));
+    if (!manifest) return false;
+    std::istringstream lines(*manifest);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos) return false;
+      auto bytes = readFile(line.substr(tab + 1));
+      if (!bytes || workspace::hashBytes(*bytes).hex() != line.substr(0, tab)) return false;
+    }
+    std::error_code ec;
+    fs::copy_file(dir_ / (k + ".o"), object, fs::copy_options::overwrite_existing, ec);
+    return !ec;
+  }
+
+  /// Stores `object` with the dependencies nvcc listed in `depFile` (make syntax).
+  void store(const std::string& k, const fs::path& object, const fs::path& depFile) const {
+    auto deps = readFile(depFile);
+    if (!deps) return;
+    std::string text = *deps;
+    replaceAll(text, "\\\n", " ");
+    const size_t colon = text.find(": ");
+    if (colon == std::string::npos) return;
+    std::string manifest;
+    std::istringstream words(text.substr(colon + 2));
+    for (std::string word; words >> word;) {
+      auto bytes = readFile(word);
+      if (!bytes) return;  // cannot vouch for this entry: do not cache it
+      manifest += workspace::hashBytes(*bytes).hex() + '\t' + word + '\n';
+    }
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) return;
+    // Object first, manifest last (renamed into place): a reader never sees a manifest whose
+    // object is missing or partial.
+    static std::atomic<unsigned> counter{0};
+    const std::string unique = fmt::format(".{}.{}.tmp", ::getpid(), counter++);
+    fs::copy_file(object, dir_ / (k + ".o" + unique), fs::copy_options::overwrite_existing, ec);
+    if (ec) return;
+    fs::rename(dir_ / (k + ".o" + unique), dir_ / (k + ".o"), ec);
+    if (ec || !writeFile(dir_ / (k + ".deps" + unique), manifest)) return;
+    fs::rename(dir_ / (k + ".deps" + unique), dir_ / (k + ".deps"), ec);
+  }
+
+ private:
+  fs::path dir_;
+};
+
 class Builder {
  public:
   Builder(const BuildOptions& options, fs::path workDir)
@@ -266,16 +353,33 @@ Result<void> buildIn(const ProgramSpec& spec, std::string_view ptx, const fs::pa
 
   // 3. Host sources, compiled as nvcc normally would.
   std::vector<std::string> objects{deviceObject.string()};
+  const HostObjectCache cache;
   for (size_t i = 0; i < spec.hostSources.size(); ++i) {
     const fs::path& host = spec.hostSources[i];
     const fs::path object = tmp / fmt::format("host{}_{}.o", i, host.stem().string());
+    objects.push_back(object.string());
+    std::string key;
+    if (cache.enabled()) {
+      auto bytes = readFile(host);
+      if (!bytes) return std::unexpected(bytes.error());
+      key = HostObjectCache::key(*nvcc, flags, host, *bytes);
+      if (cache.fetch(key, object)) {
+        BuildStep reused;
+        reused.name = "nvcc -c " + host.filename().string() + " (cached)";
+        reused.command = fmt::format("# reused host object {} for {}", key, host.string());
+        builder.steps().push_back(std::move(reused));
+        continue;
+      }
+    }
+    const fs::path depFile = tmp / fmt::format("host{}.d", i);
     std::vector<std::string> hostArgv{nvcc->string()};
     hostArgv.insert(hostArgv.end(), flags.begin(), flags.end());
+    if (cache.enabled()) hostArgv.insert(hostArgv.end(), {"-MD", "-MF", depFile.string()});
     hostArgv.insert(hostArgv.end(), {"-c", host.string(), "-o", object.string()});
     auto step = builder.run("nvcc -c " + host.filename().string(), hostArgv);
     if (!step) return std::unexpected(step.error());
     if ((*step)->exitCode != 0) return std::unexpected(stepError(**step));
-    objects.push_back(object.string());
+    if (cache.enabled()) cache.store(key, object, depFile);
   }
 
   // 4. Link with nvcc: cudart (static, nvcc's default) and the spec's libraries.

@@ -1,5 +1,7 @@
 #include "argus/program/build.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -243,6 +245,49 @@ TEST(RecordVariant, AddsAVariantVersionOnItsBase) {
   }
   std::error_code ec;
   fs::remove_all(*dir, ec);
+}
+
+}  // namespace
+}  // namespace argus::program
+
+namespace argus::program {
+namespace {
+
+bool hasCachedHostStep(const BuildResult& r) {
+  return std::ranges::any_of(
+      r.steps, [](const BuildStep& s) { return s.name.find("(cached)") != std::string::npos; });
+}
+
+// The host object is compiled once per content and reused by later variants; a changed host
+// source (or header) is compiled again.
+TEST_F(VariantBuild, HostObjectsAreReusedUntilAnInputChanges) {
+  const fs::path cacheDir = root_ / "cache";
+  ::setenv("ARGUS_BUILD_CACHE", cacheDir.c_str(), 1);
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  auto first = buildWithPtx(spec_, *ptx, root_ / "a");
+  ASSERT_TRUE(first) << first.error().text();
+  EXPECT_FALSE(hasCachedHostStep(*first));
+  auto second = buildWithPtx(spec_, *ptx, root_ / "b");
+  ASSERT_TRUE(second) << second.error().text();
+  EXPECT_TRUE(hasCachedHostStep(*second));
+  auto a = readFile(first->executable);
+  auto b = readFile(second->executable);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);  // same inputs, same executable
+
+  // A copy of the example whose host source differs by a comment is compiled, not reused.
+  const fs::path copy = root_ / "example";
+  fs::copy(spec_.file.parent_path(), copy, fs::copy_options::recursive);
+  ProgramSpec edited = spec_;
+  edited.hostSources = {copy / spec_.hostSources.front().filename()};
+  auto text = readFile(edited.hostSources.front());
+  ASSERT_TRUE(text);
+  ASSERT_TRUE(writeFile(edited.hostSources.front(), *text + "\n// edited\n"));
+  auto third = buildWithPtx(edited, *ptx, root_ / "c");
+  ASSERT_TRUE(third) << third.error().text();
+  EXPECT_FALSE(hasCachedHostStep(*third));
+  ::unsetenv("ARGUS_BUILD_CACHE");
 }
 
 }  // namespace
