@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "argus/passes/transforms.h"
 #include "argus/program/build.h"
 #include "argus/program/program.h"
+#include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/support/process.h"
@@ -43,9 +45,27 @@ int runBuild(const BuildOptions& o) {
   }
   auto spec = program::loadProgramSpec(o.program);
   if (!spec) return reportError(spec.error());
-  auto ptxText = program::frontEndPtx(*spec);
+  const bool triton = spec->language == "triton";
+  std::optional<program::TritonKernelDump> dump;
+  std::string kernel = o.kernel;
+  if (triton) {
+    // Triton compiles at launch: run the script once with the dump knobs to get the PTX.
+    if (kernel.empty() && spec->kernels.size() == 1) kernel = spec->kernels.front().name;
+    if (kernel.empty())
+      return reportError(Error{"build",
+                               "a Triton program needs --kernel NAME (or exactly one "
+                               "entry under `kernels` in the spec)"});
+    fmt::print("running {} once to dump Triton kernel `{}`...\n", spec->script.filename().string(),
+               kernel);
+    auto dumped = program::dumpTritonKernel(*spec, kernel, fs::path(o.output) / "triton");
+    if (!dumped) return reportError(dumped.error());
+    dump = std::move(*dumped);
+  }
+  Result<std::string> ptxText =
+      triton ? Result<std::string>(dump->ptx) : program::frontEndPtx(*spec);
   if (!ptxText) return reportError(ptxText.error());
-  auto module = ptx::parseModule(*ptxText, spec->sources.front().stem().string() + ".ptx");
+  auto module = ptx::parseModule(
+      *ptxText, triton ? kernel + ".ptx" : spec->sources.front().stem().string() + ".ptx");
   if (!module) return reportError(module.error());
   passes::TransformOptions options;
   auto scope = query::parseScope(o.scope);
@@ -53,7 +73,7 @@ int runBuild(const BuildOptions& o) {
   if (o.variant == "scoped_trace" && scope->all())
     return reportError(Error{"build", "a scoped_trace variant needs --scope"});
   options.scope = *scope;
-  options.kernel = o.kernel;
+  options.kernel = kernel;
   if (!o.timeBase.empty()) options.config["time_base"] = o.timeBase;
   for (const auto& option : o.passOptions) {
     const size_t eq = option.find('=');
@@ -66,12 +86,23 @@ int runBuild(const BuildOptions& o) {
   auto transformed = passes::applyTransforms(*module, transforms, options);
   if (!transformed) return reportError(transformed.error());
   const fs::path out = o.output;
-  auto built = program::buildWithPtx(*spec, ptx::printModule(*module), out);
-  if (!built) return reportError(built.error());
+  fs::path executable;
+  if (triton) {
+    auto wrapper = program::writeTritonVariant(*spec, *dump, ptx::printModule(*module), out);
+    if (!wrapper) return reportError(wrapper.error());
+    executable = *wrapper;
+    if (!dump->ttgir.empty())
+      if (auto ok = writeFile(out / (kernel + ".ttgir"), dump->ttgir); !ok)
+        return reportError(ok.error());
+  } else {
+    auto built = program::buildWithPtx(*spec, ptx::printModule(*module), out);
+    if (!built) return reportError(built.error());
+    executable = built->executable;
+  }
   if (!transformed->traceMap.empty())
     if (auto ok = writeFile(out / "trace_map.json", transformed->traceMap.dump(2)); !ok)
       return reportError(ok.error());
-  fmt::print("built {} variant of {}: {}\n", o.variant, spec->name, built->executable.string());
+  fmt::print("built {} variant of {}: {}\n", o.variant, spec->name, executable.string());
   if (!transformed->statistics.empty())
     fmt::print("pass statistics: {}\n", transformed->statistics.dump());
   return 0;
@@ -86,12 +117,16 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
       "Build one variant of a program spec: original, trace_free (markers stripped),\n"
       "full_trace (every occurrence recorded) or scoped_trace (only --scope occurrences).\n"
       "Run the traced executable with CUDA_INJECTION64_PATH=<libargus_inject.so> and\n"
-      "ARGUS_TRACE_DIR=<dir> to collect its trace buffers.");
+      "ARGUS_TRACE_DIR=<dir> to collect its trace buffers; `argus trace <dir>` decodes them.\n"
+      "For a Triton program (language: triton) Argus runs its script once on the GPU to dump\n"
+      "the kernel's PTX and writes an executable wrapper that runs the script with the\n"
+      "variant's PTX substituted (Triton's TRITON_KERNEL_OVERRIDE).");
   verb->add_option("--program", o->program, "Program spec (argus.yaml)")->required();
   verb->add_option("--variant", o->variant, "original | trace_free | full_trace | scoped_trace")
       ->capture_default_str();
   verb->add_option("--scope", o->scope, "Occurrences a scoped_trace records (role=...,iter=...)");
-  verb->add_option("--kernel", o->kernel, "Instrument only this kernel (mangled name)");
+  verb->add_option("--kernel", o->kernel,
+                   "Instrument only this kernel (mangled name); for Triton, the kernel to dump");
   verb->add_option("--time-base", o->timeBase,
                    "Trace timestamps: globaltimer (default) or clock64");
   verb->add_option("--pass-option", o->passOptions,

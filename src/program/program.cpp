@@ -21,11 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kSpecFieldNames[] = {
-    "name",       "language",       "sources", "host_sources", "include_dirs", "arch",
-    "nvcc_flags", "link_libraries", "run",     "check",        "kernels"};
+    "name",           "language", "sources", "host_sources", "include_dirs", "arch",  "nvcc_flags",
+    "link_libraries", "run",      "check",   "kernels",      "script",       "python"};
 constexpr std::string_view kSpecFields =
     "name, language, sources, host_sources, include_dirs, arch, nvcc_flags, link_libraries, run, "
-    "check, kernels";
+    "check, kernels, script (triton), python (triton)";
 
 Error specError(const fs::path& file, std::string_view field, std::string_view problem) {
   return Error{"program", fmt::format("{}: field `{}`: {}", file.string(), field, problem)};
@@ -123,15 +123,40 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   if (!root["name"] || !root["name"].IsScalar())
     return std::unexpected(specError(file, "name", "is required (a string)"));
   spec.name = root["name"].as<std::string>();
-  if (root["language"] && root["language"].as<std::string>() != "cuda")
-    return std::unexpected(specError(file, "language", "only `cuda` specs exist so far"));
+  if (root["language"]) spec.language = root["language"].as<std::string>();
+  if (spec.language != "cuda" && spec.language != "triton")
+    return std::unexpected(
+        specError(file, "language", fmt::format("is `{}`; use `cuda` or `triton`", spec.language)));
   if (root["arch"]) spec.arch = root["arch"].as<std::string>();
+  const bool triton = spec.language == "triton";
+  if (!triton && (root["script"] || root["python"]))
+    return std::unexpected(
+        specError(file, root["script"] ? "script" : "python", "is for `language: triton` specs"));
+  if (triton) {
+    if (!root["script"] || !root["script"].IsScalar())
+      return std::unexpected(specError(file, "script",
+                                       "is required for a Triton program: the Python script that "
+                                       "launches the kernel, e.g. `script: run.py`"));
+    spec.script = fs::weakly_canonical(file.parent_path() / root["script"].as<std::string>());
+    std::error_code ec;
+    if (!fs::is_regular_file(spec.script, ec))
+      return std::unexpected(
+          specError(file, "script",
+                    fmt::format("`{}` is not an existing file; paths are relative to the spec",
+                                spec.script.string())));
+    if (root["python"]) spec.python = root["python"].as<std::string>();
+    if (root["host_sources"] || root["nvcc_flags"] || root["link_libraries"])
+      return std::unexpected(specError(file, "host_sources/nvcc_flags/link_libraries",
+                                       "do not apply to a Triton program (Triton compiles it)"));
+  }
 
   auto sources = existingPaths(root["sources"], file, "sources", false);
   if (!sources) return std::unexpected(sources.error());
-  if (sources->empty())
+  if (sources->empty() && !triton)
     return std::unexpected(specError(file, "sources", "must list at least one .cu file"));
   spec.sources = std::move(*sources);
+  // A Triton program's content is its script (plus any listed sources).
+  if (triton) spec.sources.insert(spec.sources.begin(), spec.script);
   auto hostSources = existingPaths(root["host_sources"], file, "host_sources", false);
   if (!hostSources) return std::unexpected(hostSources.error());
   spec.hostSources = std::move(*hostSources);
@@ -146,20 +171,25 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   spec.linkLibraries = std::move(*libs);
 
   const YAML::Node run = root["run"];
-  if (!run || !run.IsMap() || !run["command"])
+  if (triton && (!run || !run["command"])) {
+    // The variant's `{exe}` is a wrapper that runs the script with the variant's kernel.
+    spec.run.command = {"{exe}"};
+  } else if (!run || !run.IsMap() || !run["command"]) {
     return std::unexpected(specError(file, "run.command", "is required, e.g. [\"{exe}\"]"));
-  auto command = stringList(run["command"], file, "run.command");
+  }
+  auto command = run && run["command"] ? stringList(run["command"], file, "run.command")
+                                       : Result<std::vector<std::string>>(spec.run.command);
   if (!command) return std::unexpected(command.error());
   if (command->empty()) return std::unexpected(specError(file, "run.command", "must not be empty"));
   spec.run.command = std::move(*command);
-  if (const YAML::Node success = run["success"]) {
+  if (const YAML::Node success = run ? run["success"] : YAML::Node()) {
     if (success["exit_code"]) spec.run.successExitCode = success["exit_code"].as<int>();
     if (success["stdout_contains"])
       spec.run.stdoutContains = success["stdout_contains"].as<std::string>();
   }
-  if (run["skip_exit_code"]) spec.run.skipExitCode = run["skip_exit_code"].as<int>();
-  if (run["timeout_s"]) spec.run.timeoutSeconds = run["timeout_s"].as<double>();
-  if (const YAML::Node env = run["env"]) {
+  if (run && run["skip_exit_code"]) spec.run.skipExitCode = run["skip_exit_code"].as<int>();
+  if (run && run["timeout_s"]) spec.run.timeoutSeconds = run["timeout_s"].as<double>();
+  if (const YAML::Node env = run ? run["env"] : YAML::Node()) {
     if (!env.IsMap()) return std::unexpected(specError(file, "run.env", "must be a mapping"));
     for (const auto& e : env)
       spec.run.environment[e.first.as<std::string>()] = e.second.as<std::string>();
@@ -242,6 +272,13 @@ Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch
 
 Result<std::string> frontEndPtx(const ProgramSpec& spec,
                                 const std::vector<std::string>& extraFlags) {
+  if (spec.language == "triton")
+    return fail("program",
+                fmt::format("{}: a Triton program's PTX comes from running its script on a GPU "
+                            "(Triton compiles at launch): `argus build --program {}` dumps and "
+                            "transforms it there; without a GPU, give `argus regions` the "
+                            "kernel's .ttgir or .ptx (TRITON_KERNEL_DUMP=1 writes them)",
+                            spec.file.string(), spec.file.filename().string()));
   if (spec.sources.size() != 1)
     return fail("program", fmt::format("{}: field `sources`: Argus handles one device source "
                                        "per program so far; found {}",

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "argus/program/build.h"
 #include "argus/program/program.h"
 #include "argus/support/process.h"
 
@@ -64,6 +65,44 @@ TEST_F(SpecTest, ErrorsNameTheFileAndField) {
     EXPECT_NE(spec.error().message.find("argus.yaml"), std::string::npos) << spec.error().message;
     EXPECT_NE(spec.error().message.find(c.expected), std::string::npos) << spec.error().message;
   }
+}
+
+}  // namespace
+}  // namespace argus::program
+
+namespace argus::program {
+namespace {
+
+TEST_F(SpecTest, TritonProgramsNameTheirScript) {
+  ASSERT_TRUE(writeFile(dir_ / "run.py", "print('PASS')\n"));
+  auto spec = load(
+      "name: t\nlanguage: triton\nscript: run.py\nrun:\n  skip_exit_code: 77\n"
+      "kernels:\n  - name: k\n");
+  ASSERT_TRUE(spec) << spec.error().text();
+  EXPECT_EQ(spec->language, "triton");
+  EXPECT_EQ(spec->script.filename(), "run.py");
+  EXPECT_EQ(spec->python, "python3");
+  EXPECT_EQ(spec->run.command, std::vector<std::string>{"{exe}"});  // the variant's wrapper
+  ASSERT_FALSE(spec->sources.empty());
+  EXPECT_EQ(spec->sources.front().filename(), "run.py");  // the program's content
+  EXPECT_EQ(spec->run.skipExitCode, 77);
+
+  auto noScript = load("name: t\nlanguage: triton\n");
+  ASSERT_FALSE(noScript);
+  EXPECT_NE(noScript.error().message.find("field `script`"), std::string::npos);
+  auto cudaOnly = load("name: t\nlanguage: triton\nscript: run.py\nnvcc_flags: [-O3]\n");
+  ASSERT_FALSE(cudaOnly);
+  EXPECT_NE(cudaOnly.error().message.find("do not apply to a Triton program"), std::string::npos);
+  auto scriptInCuda = load("name: t\nsources: [kernel.cu]\nscript: run.py\nrun: {command: [x]}\n");
+  ASSERT_FALSE(scriptInCuda);
+  EXPECT_NE(scriptInCuda.error().message.find("language: triton"), std::string::npos);
+  auto other = load("name: t\nlanguage: julia\n");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("use `cuda` or `triton`"), std::string::npos);
+  // Its PTX only exists after a GPU run; the front-end verbs say so.
+  auto ptx = frontEndPtx(*spec);
+  ASSERT_FALSE(ptx);
+  EXPECT_NE(ptx.error().message.find("on a GPU"), std::string::npos);
 }
 
 }  // namespace

@@ -28,10 +28,16 @@ struct KernelSpec {
   std::vector<std::string> regions;
 };
 
-/// A CUDA C++ program spec (argus.yaml). Paths are absolute after loading.
+/// A program spec (argus.yaml): CUDA C++ (`language: cuda`, the default) or Triton
+/// (`language: triton`). Paths are absolute after loading.
 struct ProgramSpec {
   std::filesystem::path file;  ///< The spec itself.
   std::string name;
+  std::string language = "cuda";  ///< `cuda` or `triton`.
+  /// Triton: the Python script that compiles and launches the kernel (and checks its result);
+  /// Argus runs it with Triton's dump and override knobs to get and replace the kernel's PTX.
+  std::filesystem::path script;
+  std::string python = "python3";                  ///< Triton: the interpreter that runs `script`.
   std::vector<std::filesystem::path> sources;      ///< Device code: PTX is taken from these.
   std::vector<std::filesystem::path> hostSources;  ///< Compiled unchanged.
   std::vector<std::filesystem::path> includeDirs;

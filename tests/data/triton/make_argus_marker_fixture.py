@@ -4,10 +4,11 @@
   tests/data/ptx/triton_matmul_tma_argus.ptx
   tests/data/triton/matmul_tma_argus.{ttir,ttgir,json}
 
-The kernel is make_fixtures.py's TMA matmul with ``region_begin``/``region_begin_iter``/``region_end`` around the K loop
-(``mainloop``), each iteration (``iteration``, iteration coordinate = the loop variable) and the
-store (``epilogue``). Same toolchain and target as make_fixtures.py (Triton 3.6.0 from PyPI,
-GPUTarget("cuda", 90, 32), no GPU needed). Regenerate from the repository root with
+The kernel is examples/triton_matmul/kernel.py: make_fixtures.py's TMA matmul with
+``region_begin``/``region_begin_iter``/``region_end`` around the K loop (``mainloop``), each
+iteration (``iteration``, iteration coordinate = the K step) and the store (``epilogue``).
+Same toolchain and target as make_fixtures.py (Triton 3.6.0 from PyPI, GPUTarget("cuda", 90,
+32), no GPU needed). Regenerate from the repository root with
 
     /tmp/tritonvenv/bin/python tests/data/triton/make_argus_marker_fixture.py
 """
@@ -21,40 +22,9 @@ sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(repo_root, "python"))
 
 import make_fixtures as mf  # noqa: E402  (pins the toolchain on import)
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
 
-from argus.triton import region_begin, region_begin_iter, region_end  # noqa: E402
-
-
-@triton.jit
-def matmul_tma_argus(a_desc, b_desc, c_desc, M, N, K,  #
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  #
-                     GROUP_M: tl.constexpr, NUM_STAGES: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    group = pid // per_group
-    first_m = group * GROUP_M
-    rows = min(tiles_m - first_m, GROUP_M)
-    tile_m = first_m + (pid % per_group) % rows
-    tile_n = (pid % per_group) // rows
-    off_m = tile_m * BLOCK_M
-    off_n = tile_n * BLOCK_N
-
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    region_begin("mainloop")
-    for k in tl.range(0, K, BLOCK_K, num_stages=NUM_STAGES):
-        region_begin_iter("iteration", k // BLOCK_K)
-        a = a_desc.load([off_m, k])
-        b = b_desc.load([k, off_n])
-        acc = tl.dot(a, b, acc)
-        region_end("iteration")
-    region_end("mainloop")
-    region_begin("epilogue")
-    c_desc.store([off_m, off_n], acc.to(tl.float16))
-    region_end("epilogue")
+sys.path.insert(0, os.path.join(repo_root, "examples", "triton_matmul"))
+from kernel import matmul_tma_argus  # noqa: E402  (the example's kernel, marked with argus.triton)
 
 
 def main():

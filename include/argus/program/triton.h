@@ -1,0 +1,46 @@
+// Triton programs: getting a kernel's PTX out of Triton and a transformed PTX back in.
+//
+// Triton compiles a kernel when the script first launches it, so both directions run the
+// program's script on a GPU:
+//  - dump: TRITON_KERNEL_DUMP=1 with TRITON_DUMP_DIR writes every stage (TTIR, TTGIR, LLIR, PTX,
+//    cubin) of every compiled kernel under <dir>/<source hash>/<kernel>.<stage>;
+//  - override: TRITON_KERNEL_OVERRIDE=1 with TRITON_OVERRIDE_DIR makes Triton use
+//    <dir>/<source hash>/<kernel>.ptx instead of the PTX it generates, then run ptxas on it as
+//    usual. The source hash names the Python source, constants and options, not Triton's own
+//    build, so a dump from one run overrides the next run of the same script.
+// TRITON_ALWAYS_COMPILE=1 keeps Triton's cache from hiding either step.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "argus/program/program.h"
+#include "argus/support/status.h"
+
+namespace argus::program {
+
+/// One kernel as Triton compiled it in a dump run.
+struct TritonKernelDump {
+  std::string kernel;      ///< Triton kernel name (the `.entry` name in its PTX).
+  std::string sourceHash;  ///< The dump's directory name: the override key.
+  std::string ptx;
+  std::string ttgir;  ///< Empty when the stage was not dumped.
+};
+
+/// Runs the spec's script once with Triton's dump knobs in `workDir`/dump and returns `kernel`'s
+/// stages. Errors: the script failed or exited with the skip code (no GPU), the kernel was not
+/// compiled (lists the kernels that were), or it was compiled for several sources/configurations
+/// (lists the source hashes: narrow the script to one). [not thread-safe per workDir]
+[[nodiscard]] Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec,
+                                                        const std::string& kernel,
+                                                        const std::filesystem::path& workDir);
+
+/// Writes a variant: `outDir`/<name> is an executable wrapper that runs the spec's script with
+/// `ptx` substituted for the dumped kernel's PTX through Triton's override knobs (the PTX is
+/// embedded, so the wrapper works wherever it is copied). Returns the wrapper's path.
+[[nodiscard]] Result<std::filesystem::path> writeTritonVariant(const ProgramSpec& spec,
+                                                               const TritonKernelDump& dump,
+                                                               const std::string& ptx,
+                                                               const std::filesystem::path& outDir);
+
+}  // namespace argus::program

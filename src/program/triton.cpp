@@ -1,0 +1,129 @@
+#include "argus/program/triton.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "argus/support/process.h"
+
+namespace argus::program {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Single-quoted for /bin/sh.
+std::string shellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec, const std::string& kernel,
+                                          const fs::path& workDir) {
+  const fs::path dumpDir = workDir / "dump";
+  std::error_code ec;
+  fs::remove_all(dumpDir, ec);
+  fs::create_directories(dumpDir, ec);
+  if (ec)
+    return fail("triton", fmt::format("cannot create {}: {}", dumpDir.string(), ec.message()));
+  std::vector<std::pair<std::string, std::string>> env(spec.run.environment.begin(),
+                                                       spec.run.environment.end());
+  env.emplace_back("TRITON_KERNEL_DUMP", "1");
+  env.emplace_back("TRITON_DUMP_DIR", dumpDir.string());
+  env.emplace_back("TRITON_ALWAYS_COMPILE", "1");
+  auto run =
+      runProcess({spec.python, spec.script.string()},
+                 {.workingDirectory = spec.file.parent_path(),
+                  .timeout = std::chrono::seconds(static_cast<long>(spec.run.timeoutSeconds)),
+                  .environment = env});
+  if (!run) return std::unexpected(run.error());
+  auto tail = [](const std::string& text) {
+    return text.size() > 2000 ? "..." + text.substr(text.size() - 2000) : text;
+  };
+  if (spec.run.skipExitCode >= 0 && run->exitCode == spec.run.skipExitCode)
+    return fail("triton", fmt::format("`{} {}` says it cannot run here (exit {}): Triton compiles "
+                                      "at launch, so getting the kernel's PTX needs a GPU\n{}",
+                                      spec.python, spec.script.filename().string(), run->exitCode,
+                                      tail(run->out + run->err)));
+  if (run->exitCode != spec.run.successExitCode)
+    return fail("triton",
+                fmt::format("the dump run `{} {}` failed (exit {}):\n{}", spec.python,
+                            spec.script.string(), run->exitCode, tail(run->out + run->err)));
+  std::vector<fs::path> hits;
+  std::vector<std::string> compiled;
+  for (const auto& dir : fs::directory_iterator(dumpDir, ec)) {
+    if (!dir.is_directory()) continue;
+    for (const auto& file : fs::directory_iterator(dir.path(), ec)) {
+      if (file.path().extension() != ".ptx") continue;
+      const std::string stem = file.path().stem().string();
+      if (stem == kernel) hits.push_back(file.path());
+      if (std::find(compiled.begin(), compiled.end(), stem) == compiled.end())
+        compiled.push_back(stem);
+    }
+  }
+  if (hits.empty())
+    return fail(
+        "triton",
+        fmt::format("the script did not compile a Triton kernel named `{}`; it "
+                    "compiled: {}",
+                    kernel,
+                    compiled.empty() ? "none" : fmt::format("{}", fmt::join(compiled, ", "))));
+  if (hits.size() > 1) {
+    std::vector<std::string> hashes;
+    for (const auto& h : hits) hashes.push_back(h.parent_path().filename().string());
+    return fail("triton", fmt::format("kernel `{}` was compiled {} times (sources/configurations "
+                                      "{}); Argus substitutes one compiled kernel: make the script "
+                                      "launch one configuration (e.g. no autotuning)",
+                                      kernel, hits.size(), fmt::join(hashes, ", ")));
+  }
+  TritonKernelDump dump;
+  dump.kernel = kernel;
+  dump.sourceHash = hits.front().parent_path().filename().string();
+  auto ptx = readFile(hits.front());
+  if (!ptx) return std::unexpected(ptx.error());
+  dump.ptx = std::move(*ptx);
+  fs::path ttgir = hits.front();
+  ttgir.replace_extension(".ttgir");
+  if (fs::exists(ttgir, ec))
+    if (auto text = readFile(ttgir)) dump.ttgir = std::move(*text);
+  return dump;
+}
+
+Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelDump& dump,
+                                    const std::string& ptx, const fs::path& outDir) {
+  std::error_code ec;
+  fs::create_directories(outDir, ec);
+  if (ec) return fail("triton", fmt::format("cannot create {}: {}", outDir.string(), ec.message()));
+  if (ptx.find("\nARGUS_PTX_END\n") != std::string::npos)
+    return fail("triton", "internal: the PTX contains the wrapper's here-document delimiter");
+  const fs::path wrapper = outDir / spec.name;
+  const std::string text = fmt::format(
+      "#!/bin/sh\n"
+      "# Argus variant of Triton program `{0}` (kernel {1}): runs {2} with this PTX in place of\n"
+      "# the kernel's own, through Triton's override knobs. Arguments are passed to the script.\n"
+      "set -e\n"
+      "dir=$(mktemp -d \"${{TMPDIR:-/tmp}}/argus-triton.XXXXXX\")\n"
+      "trap 'rm -rf \"$dir\"' EXIT\n"
+      "mkdir -p \"$dir/{3}\"\n"
+      "cat > \"$dir/{3}/{1}.ptx\" <<'ARGUS_PTX_END'\n"
+      "{4}{5}ARGUS_PTX_END\n"
+      "cd {6}\n"
+      "set +e\n"
+      "TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=\"$dir\" TRITON_ALWAYS_COMPILE=1 {7} {8} "
+      "\"$@\"\n",
+      spec.name, dump.kernel, spec.script.filename().string(), dump.sourceHash, ptx,
+      ptx.ends_with("\n") ? "" : "\n", shellQuote(spec.file.parent_path().string()),
+      shellQuote(spec.python), shellQuote(spec.script.string()));
+  if (auto ok = writeFile(wrapper, text); !ok) return std::unexpected(ok.error());
+  fs::permissions(wrapper, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::add, ec);
+  if (ec)
+    return fail("triton",
+                fmt::format("cannot make {} executable: {}", wrapper.string(), ec.message()));
+  return wrapper;
+}
+
+}  // namespace argus::program
