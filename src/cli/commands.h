@@ -59,6 +59,8 @@ std::vector<Command> addPcmapCommands(CLI::App& app);
 /// `argus ws list|show|gc|fork`. Ids print and parse with a one-letter table prefix:
 /// v12 = version, a34 = artifact, t56 = task, r7 = run.
 std::vector<Command> addWorkspaceCommands(CLI::App& app);
+/// `argus trace DIR`: region timings of a trace directory written by libargus_inject.so.
+std::vector<Command> addTraceCommands(CLI::App& app);
 
 /// Prints "argus: component: message" to stderr and returns the exit code for errors (1).
 int reportError(const Error& error);
