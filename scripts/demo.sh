@@ -38,6 +38,23 @@ step "argus query: observed durations of the TMA GEMM's mainloop subtree"
 "$argus" query --program examples/tma_gemm/argus.yaml --region mainloop --signals duration \
   --workspace "$build/demo-workspace"
 
+step "Triton: the region tree of a Triton kernel's TTGIR (Argus markers; same IDs as its PTX)"
+"$argus" regions tests/data/triton/matmul_tma_argus.ttgir
+"$argus" regions tests/data/ptx/triton_matmul_tma_argus.ptx
+
+step "Python client: the same engine from Python (python/argus)"
+ARGUS_BIN="$argus" "$root/.venv/bin/python" - <<'PY'
+import argus
+plan = argus.plan("examples/tma_gemm/argus.yaml", kernel="tma_gemm", region="mainloop",
+                  signals=["duration", "inst_executed", "op_latency"])
+print(f"{len(plan['plan']['tasks'])} tasks; collections:", ", ".join(c["key"] for c in plan["collections"]))
+try:
+    argus.plan("examples/tma_gemm/argus.yaml", kernel="tma_gemm", region="no_such_region",
+               signals=["duration"])
+except argus.ArgusError as e:
+    print("ArgusError:", e.message.splitlines()[0])
+PY
+
 step "GPU collections"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then
   for example in nested_regions tma_gemm warp_specialized; do
@@ -47,5 +64,7 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; 
 else
   echo "skipped (no GPU on this machine):"
   echo "  - the region_trace collection of the query above (its report says so)"
+  echo "  - attributed PC evidence (CUPTI SASS metrics, PC sampling, ncu) and op_latency probes"
+  echo "  - Triton variants (argus build on examples/triton_matmul runs the script on the GPU)"
   echo "  - correctness runs of examples/nested_regions, tma_gemm, warp_specialized"
 fi
