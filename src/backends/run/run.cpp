@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "argus/backends/trace_dir.h"
 #include "argus/support/process.h"
 
 namespace argus::backends {
@@ -78,29 +79,14 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
                 {"stdout_tail", tail(result.out, 20)},
                 {"stderr_tail", tail(result.err, 20)},
                 {"injection_errors", errors}};
-  auto index = readFile(traceDir / "launches.jsonl");
-  if (!index)
+  if (!fs::exists(traceDir / "launches.jsonl"))
     return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
                                             "(is {} loadable? errors: {})",
                                             traceDir.string(), library->string(),
                                             errors.empty() ? "none" : errors));
-  std::istringstream lines(*index);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    json info = json::parse(line, nullptr, false);
-    if (info.is_discarded())
-      return fail("region_trace", fmt::format("launch index line is not JSON: `{}`", line));
-    BundleLaunch launch{info, {}};
-    if (info.contains("file") && info["file"].is_string() &&
-        !info["file"].get<std::string>().empty()) {
-      fs::path file = info["file"].get<std::string>();
-      if (file.is_relative()) file = traceDir / file;
-      auto bytes = readFile(file);
-      if (!bytes) return std::unexpected(bytes.error());
-      launch.buffer = std::move(*bytes);
-    }
-    bundle.launches.push_back(std::move(launch));
-  }
+  auto launches = readTraceDir(traceDir);
+  if (!launches) return std::unexpected(launches.error());
+  bundle.launches = std::move(*launches);
   size_t traced = 0;
   for (const auto& l : bundle.launches) traced += !l.buffer.empty();
   if (traced == 0)
