@@ -2,6 +2,7 @@
 Triton 3.6 TTGIR (tests/data/triton, see make_fixtures.py), nvcc PTX (tests/data/ptx) and the
 example program specs. No GPU needed: GPU collections are reported as not collected here."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -86,6 +87,49 @@ class PlanAndQuery(unittest.TestCase):
             with self.assertRaises(argus.ArgusError) as e:
                 argus.fork(base, {"kernel.ttgir": text}, workspace=ws)
             self.assertIn("still open", e.exception.message)
+
+
+class TraceVerb(unittest.TestCase):
+    """`argus trace` on a trace directory in the injection library's format (include/argus/trace/
+    format.h: 64-byte header, 32-byte records; compact form), written here byte by byte: 2 CTAs x
+    2 warps, each warp one `main` occurrence and two `main/step` occurrences (iterations 0, 1)."""
+
+    def test_decodes_a_trace_directory(self):
+        import struct
+        trace_map = {"k": {"argus_trace_map": 1, "kernel": "k", "time_base": "globaltimer",
+                           "capacity_hint": 4, "overflow": "count",
+                           "regions": [{"index": 0, "id": "a", "path": "main", "parent": None},
+                                       {"index": 1, "id": "b", "path": "main/step", "parent": 0}],
+                           "roles": [], "scope": ""}}
+        records = []
+        for cta in range(2):
+            for warp in range(2):
+                t = 1000 * (cta * 2 + warp)
+                meta = lambda region: (1 << 31) | (region << 16) | (15 << 12) | 7
+                records.append(struct.pack("<QQIIII", t, t + 500, meta(0), cta, 0xFFFFFFFF, warp))
+                for it in range(2):
+                    b = t + 100 + 200 * it
+                    records.append(struct.pack("<QQIIII", b, b + 100, meta(1), cta, it, warp))
+        header = struct.pack("<IIIIIIQ", 0x54475241, 1, 4, 4, 2, 0, 0)
+        header += struct.pack("<QQQQ", 0x43475241, len(records), 0, 0)
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "launch-0.bin").write_bytes(header + b"".join(records))
+            Path(d, "launches.jsonl").write_text(json.dumps(
+                {"seq": 0, "kernel": "k", "traced": True, "file": "launch-0.bin"}) + "\n")
+            Path(d, "trace_map.json").write_text(json.dumps(trace_map))
+            out = argus._run(["trace", d, "--json"])
+        regions = {r["path"]: r for r in out["duration"]["regions"]}
+        self.assertEqual(regions["main"]["duration"]["count"], 4)
+        self.assertEqual(regions["main/step"]["duration"]["count"], 8)
+        self.assertEqual(regions["main/step"]["duration"]["median"], 100)
+        self.assertEqual(regions["main"]["duration"]["median"], 500)
+
+    def test_missing_index_names_the_fix(self):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "trace_map.json").write_text("{}")
+            with self.assertRaises(argus.ArgusError) as e:
+                argus._run(["trace", d, "--json"])
+        self.assertIn("CUDA_INJECTION64_PATH", e.exception.message)
 
 
 if __name__ == "__main__":
