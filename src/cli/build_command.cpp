@@ -30,6 +30,7 @@ struct BuildOptions {
   std::string timeBase;
   std::vector<std::string> passOptions;
   std::string output;
+  std::string ptx;  ///< Build from this PTX file instead of the front end's output.
 };
 
 int runBuild(const BuildOptions& o) {
@@ -61,8 +62,9 @@ int runBuild(const BuildOptions& o) {
     if (!dumped) return reportError(dumped.error());
     dump = std::move(*dumped);
   }
-  Result<std::string> ptxText =
-      triton ? Result<std::string>(dump->ptx) : program::frontEndPtx(*spec);
+  Result<std::string> ptxText = !o.ptx.empty() ? readFile(o.ptx)
+                                : triton       ? Result<std::string>(dump->ptx)
+                                               : program::frontEndPtx(*spec);
   if (!ptxText) return reportError(ptxText.error());
   auto module = ptx::parseModule(
       *ptxText, triton ? kernel + ".ptx" : spec->sources.front().stem().string() + ".ptx");
@@ -132,6 +134,10 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
   verb->add_option("--pass-option", o->passOptions,
                    "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg)");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
+  verb->add_option("--ptx", o->ptx,
+                   "Start from this PTX file instead of the device source's front-end PTX (e.g. "
+                   "a hand-edited kernel; the variant's passes still apply)")
+      ->check(CLI::ExistingFile);
   return {Command{verb, [o] { return runBuild(*o); }}};
 }
 
