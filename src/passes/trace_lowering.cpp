@@ -70,6 +70,12 @@ struct LoweringOptions {
   /// header.dropped (an atomic that ptxas wraps in a convergence region). Measured on the H200
   /// (seed benchmark, same session): clamp added 0.6-1.4 us less per launch of 64 occurrences.
   std::string overflow = "clamp";
+  /// Who writes a record's two 16-byte halves. `leader` (default): the leader lane, with two
+  /// store instructions. `paired`: when the whole warp is converged, lanes 0 and 1 write one half
+  /// each with a single store instruction (a diverged warp falls back to `leader`). Measured on
+  /// the H200 (BENCHMARKS.md, bisection): each record store instruction costs ~1 us per launch of
+  /// 64 occurrences; timers, election and the counter cost nothing measurable. Needs `clamp`.
+  std::string recordStore = "leader";
 
   static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
     LoweringOptions o;
@@ -108,6 +114,19 @@ struct LoweringOptions {
                                           kPassName, it->dump()));
       }
       o.overflow = it->get<std::string>();
+    }
+    if (auto it = config.find("record_store"); it != config.end()) {
+      if (!it->is_string() || (*it != "leader" && *it != "paired")) {
+        return fail("passes", fmt::format("{}: option record_store is {}; use \"leader\" or "
+                                          "\"paired\"",
+                                          kPassName, it->dump()));
+      }
+      o.recordStore = it->get<std::string>();
+    }
+    if (o.recordStore == "paired" && o.overflow != "clamp") {
+      return fail("passes", fmt::format("{}: record_store \"paired\" needs overflow \"clamp\"; "
+                                        "drop overflow=count",
+                                        kPassName));
     }
     return o;
   }
@@ -413,6 +432,19 @@ class LowerMarkersToTracePass final : public Pass {
         trace::kTraceSymbol, sizeof(trace::TraceHeader), trace::kValidBit);
     if (options_.overflow == "clamp")
       entry += "\t.reg .b32 %argus_last;\n\tsub.u32 %argus_last, %argus_cap, 1;\n";
+    const bool paired = options_.recordStore == "paired";
+    if (paired) {
+      // Lane 0 writes bytes 0..15 of a record, lane 1 bytes 16..31 (offset in %argus_loff).
+      entry +=
+          "\t.reg .b32 %argus_lane;\n\t.reg .b64 %argus_loff;\n\t.reg .b64 %argus_a2;\n"
+          "\t.reg .b32 %argus_h<4>;\n\t.reg .b32 %argus_d<4>;\n\t.reg .pred %argus_l0;\n"
+          "\t.reg .pred %argus_pl;\n\t.reg .pred %argus_full;\n"
+          "\tmov.u32 %argus_lane, %laneid;\n"
+          "\tsetp.eq.u32 %argus_l0, %argus_lane, 0;\n"
+          "\tsetp.lt.u32 %argus_pl, %argus_lane, 2;\n"
+          "\tmin.u32 %argus_t1, %argus_lane, 1;\n"
+          "\tmul.wide.u32 %argus_loff, %argus_t1, 16;\n";
+    }
     // Static scope clauses: the same for every occurrence of this thread.
     auto staticClause = [&](query::Coordinate c, std::string_view value) {
       const query::Clause* clause = scope_.clause(c);
@@ -487,6 +519,38 @@ class LowerMarkersToTracePass final : public Pass {
               "\tmov.u32 %argus_t1, %lanemask_lt;\n"
               "\tand.b32 %argus_t1, %argus_t1, %argus_t0;\n"
               "\tsetp.eq.u32 %argus_lead, %argus_t1, 0;\n";
+        }
+        if (paired) {
+          // Converged warp: one store instruction, lanes 0 and 1 each write one half (selected
+          // per lane). Diverged warp: the leader writes both halves, as with `leader`.
+          text += fmt::format(
+              "\tsetp.eq.and.u32 %argus_full, %argus_t0, -1, {0};\n"
+              "\tnot.pred %argus_c, %argus_full;\n"
+              "\tand.pred %argus_st, {0}, %argus_lead;\n"
+              "\tand.pred %argus_st, %argus_st, %argus_c;\n"
+              "\tand.pred %argus_c, %argus_full, %argus_pl;\n"
+              "\tmin.u32 %argus_t1, %argus_cnt, %argus_last;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_t1, {1}, %argus_base;\n"
+              "\tshl.b32 %argus_t2, %argus_cnt, 8;\n"
+              "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n"
+              "\tmov.b64 {{%argus_h0, %argus_h1}}, %argus_b{3};\n"
+              "\tmov.b64 {{%argus_h2, %argus_h3}}, %argus_now;\n"
+              "\tselp.b32 %argus_d0, %argus_h0, %argus_m{3}, %argus_l0;\n"
+              "\tselp.b32 %argus_d1, %argus_h1, %argus_cta, %argus_l0;\n"
+              "\tselp.b32 %argus_d2, %argus_h2, %argus_i{3}, %argus_l0;\n"
+              "\tselp.b32 %argus_d3, %argus_h3, %argus_t2, %argus_l0;\n"
+              "\tadd.s64 %argus_a2, %argus_addr, %argus_loff;\n"
+              "\t@%argus_c st.global.{2}.v4.u32 [%argus_a2], {{%argus_d0, %argus_d1, %argus_d2, "
+              "%argus_d3}};\n"
+              "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
+              "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
+              "%argus_i{3}, %argus_t2}};\n"
+              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
+              active, sizeof(trace::TraceRecord), options_.storeCache, k);
+          ++recordSites_;
+          ++markersLowered_;
+          code[statement] = std::move(text);
+          continue;
         }
         if (options_.overflow == "clamp") {
           // Branch-free: clamp the slot, tag the record with its sequence number, always count.
@@ -568,6 +632,7 @@ class LowerMarkersToTracePass final : public Pass {
     map["time_base"] = timeBaseName(options_.timeBase);
     map["capacity_hint"] = options_.capacityHint;
     map["overflow"] = options_.overflow;
+    map["record_store"] = options_.recordStore;
     nlohmann::json regionList = nlohmann::json::array();
     for (uint32_t k = 0; k < n; ++k) {
       nlohmann::json r = {{"index", k}, {"id", regions[k].id}, {"path", regions[k].path}};

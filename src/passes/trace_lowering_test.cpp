@@ -88,6 +88,8 @@ const Variant kVariants[] = {
      nlohmann::json::object()},
     {"clock64", "", nlohmann::json{{"time_base", "clock64"}}},
     {"count", "role=producer,iter=0..3", nlohmann::json{{"overflow", "count"}}},
+    {"paired", "", nlohmann::json{{"record_store", "paired"}}},
+    {"paired_scoped", "role=consumer,iter=1..2", nlohmann::json{{"record_store", "paired"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
@@ -285,6 +287,30 @@ TEST(TraceLowering, TritonKernelWithArgusMarkersAssembles) {
   if (!built.ok && built.message.find("ptxas failed") == std::string::npos)
     GTEST_SKIP() << built.message;
   EXPECT_TRUE(built.ok) << built.message;
+}
+
+}  // namespace
+}  // namespace argus::passes
+
+namespace argus::passes {
+namespace {
+
+TEST(TraceLowering, PairedRecordStoresNeedClamp) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_nested_regions.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto refused =
+      applyTransforms(module, {"lower_markers_to_trace"},
+                      optionsFor("", {{"record_store", "paired"}, {"overflow", "count"}}));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("needs overflow \"clamp\""), std::string::npos);
+  auto bad = applyTransforms(module, {"lower_markers_to_trace"},
+                             optionsFor("", {{"record_store", "lanes"}}));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("use \"leader\" or \"paired\""), std::string::npos);
+  auto ok = applyTransforms(module, {"lower_markers_to_trace"},
+                            optionsFor("", {{"record_store", "paired"}}));
+  ASSERT_TRUE(ok.has_value()) << ok.error().text();
+  EXPECT_EQ(ok->traceMap["nested_regions"]["record_store"], "paired");
 }
 
 }  // namespace
