@@ -74,7 +74,9 @@ struct LoweringOptions {
   /// store instructions. `paired`: when the whole warp is converged, lanes 0 and 1 write one half
   /// each with a single store instruction (a diverged warp falls back to `leader`). Measured on
   /// the H200 (BENCHMARKS.md, bisection): each record store instruction costs ~1 us per launch of
-  /// 64 occurrences; timers, election and the counter cost nothing measurable. Needs `clamp`.
+  /// 64 occurrences; timers, election and the counter cost nothing measurable. `paired` itself
+  /// is not yet measured or checked on a GPU (scripts/gpu/record-store-experiment.sh does both),
+  /// so it is not the default. Needs `clamp`.
   std::string recordStore = "leader";
 
   static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
