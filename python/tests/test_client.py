@@ -89,6 +89,67 @@ class PlanAndQuery(unittest.TestCase):
             self.assertIn("still open", e.exception.message)
 
 
+class TritonPlanAndQuery(unittest.TestCase):
+    """The Triton TMA matmul (examples/triton_matmul): planned from its spec's regions, because
+    its PTX only exists after the script ran on a GPU. ARGUS_DEVICES="" stands for a machine
+    without a GPU, so these run the same everywhere."""
+
+    spec = ROOT / "examples" / "triton_matmul" / "argus.yaml"
+    no_gpu = {"ARGUS_DEVICES": ""}
+
+    def test_plan_starts_with_a_dump_on_the_gpu(self):
+        p = argus.plan(self.spec, kernel="matmul_tma_argus", region="mainloop",
+                       signals=["duration"])
+        tasks = {t["id"]: t for t in p["plan"]["tasks"]}
+        self.assertEqual(tasks["ptx"]["executor"], "triton_dump")
+        self.assertEqual(tasks["ptx"]["requirements"], ["gpu"])
+        self.assertIn("triton_dump", tasks["ptx"]["outputs"])
+        build = tasks["build/full_trace"]
+        self.assertIn({"name": "triton_dump", "task": "ptx", "output": "triton_dump"},
+                      build["inputs"])
+        self.assertEqual(tasks["collect/p0"]["executor"], "region_trace")
+        self.assertEqual(p["subtree"], ["mainloop", "mainloop/iteration"])
+        ttgir = argus.regions(DATA / "triton" / "matmul_tma_argus.ttgir")
+        ids = {r["path"]: r["id"] for r in ttgir["kernels"][0]["regions"]}
+        self.assertEqual(p["region_id"], ids["mainloop"])  # the same ID as in the TTGIR
+
+    def test_signals_that_need_the_cubin_are_refused(self):
+        with self.assertRaises(argus.ArgusError) as e:
+            argus.plan(self.spec, kernel="matmul_tma_argus", signals=["inst_mix"])
+        self.assertIn("Triton", e.exception.message)
+
+    def test_query_without_a_gpu_says_the_dump_needs_one(self):
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as ws, mock.patch.dict(os.environ, self.no_gpu):
+            report = argus.query(self.spec, kernel="matmul_tma_argus", region="mainloop",
+                                 signals=["duration"], workspace=ws)
+            duration = report.signal("duration")
+            self.assertFalse(duration.available)
+            self.assertEqual(duration.status, "not collected")
+            self.assertIn("Triton compiles the kernel", duration.reason)
+            skipped = {n["task"] for n in report.not_collected}
+            self.assertIn("ptx", skipped)
+            self.assertIn("collect/p0", skipped)
+            self.assertEqual(report.raw["run"]["executed"], 0)
+            with self.assertRaises(argus.ArgusError) as e:
+                argus.query(self.spec, kernel="matmul_tma_argus", region="mainloop",
+                            signals=["duration"], workspace=ws, require_gpu=True)
+            self.assertEqual(e.exception.exit_code, 2)
+
+    def test_optimize_example_shows_the_plan_and_exits_77_without_a_gpu(self):
+        import subprocess
+        import sys
+        with tempfile.TemporaryDirectory() as ws:
+            env = dict(os.environ, **self.no_gpu)
+            proc = subprocess.run(
+                [sys.executable, str(ROOT / "examples" / "triton_matmul" / "optimize.py"),
+                 "--workspace", ws], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(proc.returncode, 77, proc.stdout + proc.stderr)
+        self.assertIn("triton_dump", proc.stdout)
+        self.assertIn("needs gpu", proc.stdout)
+        self.assertIn("needs a GPU", proc.stderr)
+
+
 class TraceVerb(unittest.TestCase):
     """`argus trace` on a trace directory in the injection library's format (include/argus/trace/
     format.h: 64-byte header, 32-byte records; compact form), written here byte by byte: 2 CTAs x

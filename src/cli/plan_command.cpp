@@ -7,6 +7,7 @@
 
 #include "argus/planner/planner.h"
 #include "argus/program/program.h"
+#include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
 #include "argus/support/process.h"
 #include "commands.h"
@@ -59,6 +60,31 @@ int runPlan(const PlanOptions& o) {
   return 0;
 }
 
+/// What the planner needs of a target. A Triton program's PTX exists only after a GPU run, so
+/// its region tree comes from the spec (or a TTGIR it lists) and the plan's first task dumps
+/// the PTX; other targets are planned from their PTX.
+Result<planner::ProgramContext> programContext(const std::string& target) {
+  const auto ext = std::filesystem::path(target).extension();
+  if (ext == ".yaml" || ext == ".yml") {
+    auto spec = program::loadProgramSpec(target);
+    if (!spec) return std::unexpected(spec.error());
+    if (spec->language == "triton") {
+      auto regions = program::tritonPlanningRegions(*spec);
+      if (!regions) return std::unexpected(regions.error());
+      auto version = program::tritonProgramVersion(*spec);
+      if (!version) return std::unexpected(version.error());
+      return planner::ProgramContext{target, std::move(*version), std::move(*regions), "triton"};
+    }
+  }
+  auto source = program::loadTargetPtx(target);
+  if (!source) return std::unexpected(source.error());
+  auto module = ptx::parseModule(source->text, source->displayName);
+  if (!module) return std::unexpected(module.error());
+  auto regions = ptx::analyzeRegions(*module);
+  if (!regions) return std::unexpected(regions.error());
+  return planner::ProgramContext{target, source->version, std::move(*regions)};
+}
+
 }  // namespace
 
 Result<PreparedQuery> prepareQuery(const QueryOptions& o) {
@@ -68,14 +94,9 @@ Result<PreparedQuery> prepareQuery(const QueryOptions& o) {
       planner::RecipeCatalog::load(o.recipes.empty() ? planner::RecipeCatalog::defaultDirectory()
                                                      : std::filesystem::path(o.recipes));
   if (!catalog) return std::unexpected(catalog.error());
-  auto source = program::loadTargetPtx(q->program);
-  if (!source) return std::unexpected(source.error());
-  auto module = ptx::parseModule(source->text, source->displayName);
-  if (!module) return std::unexpected(module.error());
-  auto regions = ptx::analyzeRegions(*module);
-  if (!regions) return std::unexpected(regions.error());
-  planner::ProgramContext context{q->program, source->version, std::move(*regions)};
-  auto plan = planner::planQuery(*q, *catalog, context);
+  auto context = programContext(q->program);
+  if (!context) return std::unexpected(context.error());
+  auto plan = planner::planQuery(*q, *catalog, *context);
   if (!plan) return std::unexpected(plan.error());
   return PreparedQuery{std::move(*q), std::move(*catalog), std::move(*plan)};
 }

@@ -74,8 +74,8 @@ Result<const ptx::Region*> findRegion(const ptx::FunctionRegions& kernel,
 
 class Builder {
  public:
-  Builder(const query::Query& query, const RecipeCatalog& catalog, QueryPlan& out)
-      : query_(query), catalog_(catalog), out_(out) {}
+  Builder(const query::Query& query, const RecipeCatalog& catalog, QueryPlan& out, bool triton)
+      : query_(query), catalog_(catalog), out_(out), triton_(triton) {}
 
   /// Adds the tasks for `recipe` and its prerequisites once; returns its synthesis task id.
   Result<std::string> require(const Recipe& recipe, std::vector<std::string>& stack) {
@@ -111,6 +111,14 @@ class Builder {
       synth.inputs = prereqInputs;
       collectionsIsolated_.push_back(recipe.name);
     } else if (recipe.kind == RecipeKind::Collect) {
+      if (triton_ && paintsPcs(recipe.transforms))
+        return fail("planner",
+                    fmt::format("recipe `{}` measures a PTX-painted variant through its cubin's "
+                                "line table; Triton builds a Triton program's variants itself "
+                                "(kernel override) and does not hand Argus the cubin yet, so its "
+                                "signals are not available for Triton programs; ask for "
+                                "duration, occurrences or op_latency",
+                                recipe.name));
       const std::string variant = variantKey(recipe, query_.scope);
       const std::string build = buildVariant(recipe, variant);
       pendingCollections_.push_back(PendingCollection{&recipe, variant, build, synthId});
@@ -127,6 +135,7 @@ class Builder {
       if (recipe.kind == RecipeKind::Discovery) {
         synth.config["probe_recipe"] = probeRecipeFor(recipe);
         synth.config["kernel"] = out_.kernel;
+        if (triton_) synth.config["triton_dump"] = ensurePtx();
         // Discovery still lists the sites and builds probe variants when the reference run
         // cannot happen here (no GPU); only the reference's instance counts are then missing.
         nlohmann::json optional = nlohmann::json::array();
@@ -289,6 +298,12 @@ class Builder {
     t.executor = "nvcc_ptx";
     t.config = {{"target", query_.program}, {"kernel", out_.kernel}};
     t.outputs = {"ptx"};
+    if (triton_) {
+      // Triton compiles at launch: the script runs once on a GPU with the dump knobs.
+      t.executor = "triton_dump";
+      t.outputs = {"ptx", "ttgir", "triton_dump"};
+      t.requirements = {Requirement::Gpu};
+    }
     (void)out_.plan.add(std::move(t));
     return id;
   }
@@ -313,6 +328,7 @@ class Builder {
     b.config = {{"variant", variant}};
     b.inputs = {InputBinding{"ptx", "variant/" + variant, "ptx"}};
     b.outputs = {"executable"};
+    if (triton_) b.inputs.push_back(InputBinding{"triton_dump", ptx, "triton_dump"});
     if (paintsPcs(recipe.transforms)) b.outputs.push_back("cubin");
     (void)out_.plan.add(std::move(b));
     return buildId;
@@ -333,6 +349,7 @@ class Builder {
   std::vector<PendingCollection> pendingCollections_;
   std::vector<TaskDescriptor> deferredSynth_;
   std::vector<std::string> collectionsIsolated_;
+  bool triton_ = false;
 };
 
 nlohmann::json collectionJson(const Collection& c) {
@@ -412,7 +429,10 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
     requested.push_back(recipe);
   }
 
-  Builder builder(query, catalog, out);
+  if (program.language != "cuda" && program.language != "triton")
+    return fail("planner",
+                fmt::format("program language `{}` is not `cuda` or `triton`", program.language));
+  Builder builder(query, catalog, out, program.language == "triton");
   for (size_t i = 0; i < requested.size(); ++i) {
     std::vector<std::string> stack;
     auto synth = builder.require(*requested[i], stack);
@@ -425,13 +445,14 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
 
 Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                                                   const std::vector<ProbeTarget>& targets) {
-  if (plan.plan.find("ptx") == nullptr)
-    return fail("planner", "the plan has no `ptx` task to derive probes from");
+  const auto* ptx = plan.plan.find("ptx");
+  if (ptx == nullptr) return fail("planner", "the plan has no `ptx` task to derive probes from");
   return probeBranches(ProbeOrigin{.programVersion = plan.programVersion,
                                    .kernel = plan.kernel,
                                    .regionPath = plan.regionPath,
                                    .scope = plan.query.scope,
-                                   .ptxTask = "ptx"},
+                                   .ptxTask = "ptx",
+                                   .tritonDumpTask = ptx->executor == "triton_dump" ? "ptx" : ""},
                        targets);
 }
 
@@ -476,6 +497,8 @@ Result<std::vector<TaskDescriptor>> probeBranches(const ProbeOrigin& origin,
       b.executor = "build_variant";
       b.config = {{"variant", key}};
       b.inputs = {InputBinding{"ptx", v.id, "ptx"}};
+      if (!origin.tritonDumpTask.empty())
+        b.inputs.push_back(InputBinding{"triton_dump", origin.tritonDumpTask, "triton_dump"});
       b.outputs = {"executable"};
       TaskDescriptor c = v;
       c.id = "collect/" + key;

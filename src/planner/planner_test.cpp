@@ -1,10 +1,13 @@
 #include "argus/planner/planner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
 #include <gtest/gtest.h>
 
+#include "argus/program/program.h"
+#include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
 #include "argus/support/process.h"
 
@@ -203,6 +206,99 @@ TEST(PlannerProperties, PartitionsAreConflictFreeAndSignalsReachable) {
       EXPECT_TRUE(evidence) << signal;
     }
   }
+}
+
+/// The Triton TMA matmul (examples/triton_matmul), planned from its spec's region list: its PTX
+/// exists only after a GPU run.
+ProgramContext tritonMatmul() {
+  auto spec = program::loadProgramSpec(std::string(ARGUS_SOURCE_DIR) +
+                                       "/examples/triton_matmul/argus.yaml");
+  EXPECT_TRUE(spec) << spec.error().text();
+  auto regions = program::tritonPlanningRegions(*spec);
+  EXPECT_TRUE(regions) << regions.error().text();
+  return ProgramContext{"examples/triton_matmul/argus.yaml", "v-triton", std::move(*regions),
+                        "triton"};
+}
+
+query::Query tritonQuery(std::vector<std::string> signals) {
+  query::Query q;
+  q.program = "examples/triton_matmul/argus.yaml";
+  q.kernel = "matmul_tma_argus";
+  q.region = "mainloop";
+  q.signals = std::move(signals);
+  return q;
+}
+
+TEST(Planner, TritonPlanMatchesTheGoldenPlan) {
+  auto plan = planQuery(tritonQuery({"duration", "op_latency"}), catalog(), tritonMatmul());
+  ASSERT_TRUE(plan) << plan.error().text();
+  const std::string golden = std::string(ARGUS_TEST_DATA_DIR) + "/plans/triton_matmul.txt";
+  if (std::getenv("ARGUS_UPDATE_GOLDEN") != nullptr) {
+    ASSERT_TRUE(writeFile(golden, toText(*plan, true)));
+  }
+  auto expected = readFile(golden);
+  ASSERT_TRUE(expected) << "missing " << golden << "; it should hold:\n" << toText(*plan, true);
+  EXPECT_EQ(toText(*plan, true), *expected)
+      << "regenerate " << golden << " if the change is intended";
+}
+
+TEST(Planner, TritonPtxComesFromADumpRunOnAGpu) {
+  auto plan = planQuery(tritonQuery({"duration"}), catalog(), tritonMatmul());
+  ASSERT_TRUE(plan) << plan.error().text();
+  EXPECT_EQ(plan->kernel, "matmul_tma_argus");
+  EXPECT_EQ(plan->regionId, ptx::regionId("matmul_tma_argus", "mainloop"));
+  EXPECT_EQ(plan->subtree, (std::vector<std::string>{"mainloop", "mainloop/iteration"}));
+  const auto* dump = plan->plan.find("ptx");
+  ASSERT_NE(dump, nullptr);
+  EXPECT_EQ(dump->executor, "triton_dump");
+  EXPECT_TRUE(dump->needs(runtime::Requirement::Gpu));
+  EXPECT_EQ(dump->outputs, (std::vector<std::string>{"ptx", "ttgir", "triton_dump"}));
+  // The build is an override wrapper: it needs the dump's override key, and makes no cubin.
+  const auto* build = plan->plan.find("build/full_trace");
+  ASSERT_NE(build, nullptr);
+  EXPECT_EQ(build->executor, "build_variant");
+  EXPECT_TRUE(std::any_of(build->inputs.begin(), build->inputs.end(), [](const auto& b) {
+    return b.name == "triton_dump" && b.task == "ptx" && b.output == "triton_dump";
+  }));
+  EXPECT_EQ(build->outputs, (std::vector<std::string>{"executable"}));
+  const auto* collect = plan->plan.find("collect/p0");
+  ASSERT_NE(collect, nullptr);
+  EXPECT_EQ(collect->executor, "region_trace");
+  // The JSON form parses back to the same plan.
+  auto back = queryPlanFromJson(toJson(*plan));
+  ASSERT_TRUE(back) << back.error().text();
+  EXPECT_EQ(*back, *plan);
+}
+
+TEST(Planner, TritonProbeBuildsBindTheDump) {
+  auto plan = planQuery(tritonQuery({"op_latency"}), catalog(), tritonMatmul());
+  ASSERT_TRUE(plan) << plan.error().text();
+  const auto* discover = plan->plan.find("discover/async_discovery");
+  ASSERT_NE(discover, nullptr);
+  EXPECT_EQ(discover->config.value("triton_dump", ""), "ptx");
+  auto branches = probeBranches(*plan, {ProbeTarget{"op1", "tma_load", {0}, "", std::nullopt}});
+  ASSERT_TRUE(branches) << branches.error().text();
+  bool bound = false;
+  for (const auto& t : *branches)
+    if (t.executor == "build_variant")
+      for (const auto& b : t.inputs) bound = bound || b.name == "triton_dump";
+  EXPECT_TRUE(bound);
+}
+
+TEST(Planner, TritonRefusesSignalsThatNeedTheCubin) {
+  auto plan = planQuery(tritonQuery({"inst_mix"}), catalog(), tritonMatmul());
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("Triton"), std::string::npos) << plan.error().message;
+  EXPECT_NE(plan.error().message.find("duration"), std::string::npos) << plan.error().message;
+}
+
+TEST(Planner, TritonUnknownRegionListsTheSpecsRegions) {
+  auto q = tritonQuery({"duration"});
+  q.region = "prologue";
+  auto plan = planQuery(q, catalog(), tritonMatmul());
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("mainloop/iteration"), std::string::npos)
+      << plan.error().message;
 }
 
 }  // namespace

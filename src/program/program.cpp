@@ -189,7 +189,9 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   }
   if (run && run["skip_exit_code"]) spec.run.skipExitCode = run["skip_exit_code"].as<int>();
   if (run && run["timeout_s"]) spec.run.timeoutSeconds = run["timeout_s"].as<double>();
-  if (const YAML::Node env = run ? run["env"] : YAML::Node()) {
+  // A Triton spec may omit `run` (a default YAML::Node is a null node, and null nodes are true).
+  if (run && run["env"]) {
+    const YAML::Node env = run["env"];
     if (!env.IsMap()) return std::unexpected(specError(file, "run.env", "must be a mapping"));
     for (const auto& e : env)
       spec.run.environment[e.first.as<std::string>()] = e.second.as<std::string>();

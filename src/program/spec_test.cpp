@@ -2,6 +2,7 @@
 
 #include "argus/program/build.h"
 #include "argus/program/program.h"
+#include "argus/program/triton.h"
 #include "argus/support/process.h"
 
 namespace argus::program {
@@ -103,6 +104,74 @@ TEST_F(SpecTest, TritonProgramsNameTheirScript) {
   auto ptx = frontEndPtx(*spec);
   ASSERT_FALSE(ptx);
   EXPECT_NE(ptx.error().message.find("on a GPU"), std::string::npos);
+}
+
+TEST_F(SpecTest, TritonPlanningRegionsComeFromTheSpecOrItsTtgir) {
+  ASSERT_TRUE(writeFile(dir_ / "run.py", "print('PASS')\n"));
+  auto spec = load(
+      "name: t\nlanguage: triton\nscript: run.py\n"
+      "kernels:\n  - name: k\n    regions:\n      - path: a/b\n      - path: c\n");
+  ASSERT_TRUE(spec) << spec.error().text();
+  auto regions = tritonPlanningRegions(*spec);
+  ASSERT_TRUE(regions) << regions.error().text();
+  ASSERT_EQ(regions->size(), 1u);
+  const auto& k = regions->front();
+  EXPECT_EQ(k.function, "k");
+  EXPECT_TRUE(k.isEntry);
+  ASSERT_EQ(k.regions.size(), 3u);  // the parent `a` is added before `a/b`
+  EXPECT_EQ(k.regions[0].path, "a");
+  EXPECT_EQ(k.regions[1].path, "a/b");
+  EXPECT_EQ(k.regions[1].name, "b");
+  EXPECT_EQ(k.regions[1].parent, std::optional<uint32_t>(0));
+  EXPECT_EQ(k.regions[0].children, std::vector<uint32_t>{1});
+  EXPECT_EQ(k.regions[2].path, "c");
+  EXPECT_EQ(k.regions[1].id, ptx::regionId("k", "a/b"));
+
+  // The version covers every source: editing the script makes a new one.
+  auto before = tritonProgramVersion(*spec);
+  ASSERT_TRUE(before) << before.error().text();
+  ASSERT_TRUE(writeFile(dir_ / "run.py", "print('PASS') # edited\n"));
+  auto after = tritonProgramVersion(*spec);
+  ASSERT_TRUE(after) << after.error().text();
+  EXPECT_NE(*before, *after);
+
+  // A dumped PTX must have the declared regions.
+  const std::string ptx =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n\n.visible .entry k()\n{\n"
+      "\t.reg .b32 %r<2>;\n\t// @argus begin a\n\tmov.b32 %r1, 0;\n\t// @argus end a\n"
+      "\tret;\n}\n";
+  auto mismatch = checkDumpedRegions(*spec, "k", ptx);
+  ASSERT_FALSE(mismatch);
+  EXPECT_NE(mismatch.error().message.find("`a/b`"), std::string::npos) << mismatch.error().text();
+  auto onlyA = load(
+      "name: t\nlanguage: triton\nscript: run.py\n"
+      "kernels:\n  - name: k\n    regions:\n      - path: a\n");
+  ASSERT_TRUE(onlyA) << onlyA.error().text();
+  auto ok = checkDumpedRegions(*onlyA, "k", ptx);
+  EXPECT_TRUE(ok) << ok.error().text();
+
+  // Without regions in the spec Argus says what to add.
+  auto none = load("name: t\nlanguage: triton\nscript: run.py\nkernels:\n  - name: k\n");
+  ASSERT_TRUE(none) << none.error().text();
+  auto missing = tritonPlanningRegions(*none);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("kernels"), std::string::npos);
+  EXPECT_NE(missing.error().message.find(".ttgir"), std::string::npos);
+
+  // A TTGIR listed in `sources` is read instead (Triton 3.6 fixture with Argus markers).
+  auto ttgir = readFile(fs::path(ARGUS_EXAMPLES_DIR) / ".." / "tests" / "data" / "triton" /
+                        "matmul_tma_argus.ttgir");
+  ASSERT_TRUE(ttgir) << ttgir.error().text();
+  ASSERT_TRUE(writeFile(dir_ / "kernel.ttgir", *ttgir));
+  auto withTtgir = load("name: t\nlanguage: triton\nscript: run.py\nsources: [kernel.ttgir]\n");
+  ASSERT_TRUE(withTtgir) << withTtgir.error().text();
+  auto fromTtgir = tritonPlanningRegions(*withTtgir);
+  ASSERT_TRUE(fromTtgir) << fromTtgir.error().text();
+  bool found = false;
+  for (const auto& f : *fromTtgir)
+    for (const auto& r : f.regions)
+      found = found || (f.function == "matmul_tma_argus" && r.path == "mainloop/iteration");
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

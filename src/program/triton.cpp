@@ -1,11 +1,15 @@
 #include "argus/program/triton.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "argus/ptx/parser.h"
 #include "argus/support/process.h"
+#include "argus/ttgir/regions.h"
+#include "argus/workspace/hash.h"
 
 namespace argus::program {
 namespace {
@@ -124,6 +128,90 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
     return fail("triton",
                 fmt::format("cannot make {} executable: {}", wrapper.string(), ec.message()));
   return wrapper;
+}
+
+Result<std::vector<ptx::FunctionRegions>> tritonPlanningRegions(const ProgramSpec& spec) {
+  for (const auto& source : spec.sources) {
+    if (source.extension() != ".ttgir" && source.extension() != ".ttir") continue;
+    auto text = readFile(source);
+    if (!text) return std::unexpected(text.error());
+    return ttgir::analyzeRegions(*text, source.filename().string());
+  }
+  std::vector<ptx::FunctionRegions> functions;
+  for (const auto& kernel : spec.kernels) {
+    if (kernel.regions.empty()) continue;
+    ptx::FunctionRegions f;
+    f.function = kernel.name;
+    f.isEntry = true;
+    std::map<std::string, uint32_t> index;
+    // Adds `path` (and, first, its parents) in pre-order; returns its index.
+    auto add = [&](auto& self, const std::string& path) -> uint32_t {
+      if (auto it = index.find(path); it != index.end()) return it->second;
+      std::optional<uint32_t> parent;
+      const size_t slash = path.rfind('/');
+      if (slash != std::string::npos) parent = self(self, path.substr(0, slash));
+      ptx::Region r;
+      r.path = path;
+      r.name = slash == std::string::npos ? path : path.substr(slash + 1);
+      r.id = ptx::regionId(kernel.name, path);
+      r.parent = parent;
+      const auto at = static_cast<uint32_t>(f.regions.size());
+      f.regions.push_back(std::move(r));
+      if (parent) f.regions[*parent].children.push_back(at);
+      index[path] = at;
+      return at;
+    };
+    for (const auto& path : kernel.regions) (void)add(add, path);
+    functions.push_back(std::move(f));
+  }
+  if (functions.empty())
+    return fail(
+        "program",
+        fmt::format("{}: a Triton program is planned before Triton compiles its kernel (that "
+                    "needs a GPU run), so the region tree must come from the spec: list "
+                    "`kernels: [{{name: KERNEL, regions: [{{path: mainloop}}, ...]}}]`, or "
+                    "add the kernel's .ttgir to `sources` (TRITON_KERNEL_DUMP=1 writes it)",
+                    spec.file.string()));
+  return functions;
+}
+
+Result<std::string> tritonProgramVersion(const ProgramSpec& spec) {
+  std::string material;
+  std::vector<fs::path> files{spec.file};
+  files.insert(files.end(), spec.sources.begin(), spec.sources.end());
+  for (const auto& f : files) {
+    auto bytes = readFile(f);
+    if (!bytes) return std::unexpected(bytes.error());
+    material += f.filename().string() + '\0' + *bytes + '\0';
+  }
+  return workspace::hashBytes(material).hex();
+}
+
+Result<void> checkDumpedRegions(const ProgramSpec& spec, const std::string& kernel,
+                                const std::string& ptx) {
+  auto declared = tritonPlanningRegions(spec);
+  if (!declared) return std::unexpected(declared.error());
+  auto module = ptx::parseModule(ptx, kernel + ".ptx");
+  if (!module) return std::unexpected(module.error());
+  auto dumped = ptx::analyzeRegions(*module);
+  if (!dumped) return std::unexpected(dumped.error());
+  auto paths = [](const std::vector<ptx::FunctionRegions>& fs, const std::string& name) {
+    std::vector<std::string> out;
+    for (const auto& f : fs)
+      if (f.function == name)
+        for (const auto& r : f.regions) out.push_back(r.path);
+    return out;
+  };
+  const auto want = paths(*declared, kernel);
+  const auto have = paths(*dumped, kernel);
+  for (const auto& p : want)
+    if (std::find(have.begin(), have.end(), p) == have.end())
+      return fail("triton",
+                  fmt::format("{}: the spec plans with region `{}` of kernel `{}`, but the PTX "
+                              "Triton compiled has regions [{}]; fix the spec's `kernels` (or the "
+                              "markers in the kernel) so they agree",
+                              spec.file.string(), p, kernel, fmt::join(have, ", ")));
+  return {};
 }
 
 }  // namespace argus::program

@@ -1,5 +1,6 @@
 // Runs the argus binary as a user would and checks exit codes, messages and JSON.
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,48 @@ TEST(CliQuery, WithoutAGpuBuildsVariantsAndSaysWhatItSkipped) {
   ASSERT_TRUE(strict);
   EXPECT_EQ(strict->exitCode, 2) << strict->err;
   EXPECT_NE(strict->err.find("--require-gpu"), std::string::npos) << strict->err;
+  fs::remove_all(*dir);
+}
+
+TEST(CliQuery, TritonWithoutAGpuPlansAndSaysTheDumpNeedsOne) {
+  auto dir = argus::makeTempDir("argus-cli-triton-query");
+  ASSERT_TRUE(dir);
+  const std::string spec = std::string(ARGUS_SOURCE_DIR) + "/examples/triton_matmul/argus.yaml";
+  std::vector<std::string> args{
+      ARGUS_BIN,  "query",    "--program", spec,       "--kernel",    "matmul_tma_argus",
+      "--region", "mainloop", "--signals", "duration", "--workspace", (*dir / "ws").string(),
+      "--json"};
+  argus::ProcessOptions options;
+  options.timeout = std::chrono::seconds(120);
+  options.environment = {{"ARGUS_DEVICES", ""}};  // as on a machine without a GPU
+  auto r = argus::runProcess(args, options);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->exitCode, 0) << r->err;
+  auto doc = nlohmann::json::parse(r->out);
+  EXPECT_EQ(doc["kernel"], "matmul_tma_argus");
+  EXPECT_EQ(doc["region"], "mainloop");
+  EXPECT_EQ(doc["signals"]["duration"]["status"], "not collected");
+  const std::string reason = doc["signals"]["duration"]["reason"];
+  EXPECT_NE(reason.find("Triton compiles the kernel"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("GPU"), std::string::npos) << reason;
+  // Nothing can run: every task is downstream of the dump.
+  EXPECT_EQ(doc["run"]["executed"], 0);
+  std::set<std::string> skipped;
+  for (const auto& n : doc["not_collected"]) skipped.insert(n["task"].get<std::string>());
+  EXPECT_EQ(skipped, (std::set<std::string>{"ptx", "variant/full_trace", "build/full_trace",
+                                            "collect/p0", "synth/reference_trace"}));
+  args.pop_back();
+  args.push_back("--require-gpu");
+  auto strict = argus::runProcess(args, options);
+  ASSERT_TRUE(strict);
+  EXPECT_EQ(strict->exitCode, 2) << strict->err;
+
+  // The plan names the dump and its GPU requirement.
+  auto plan = argus({"plan", "--program", spec, "--kernel", "matmul_tma_argus", "--region",
+                     "mainloop", "--signals", "duration"});
+  EXPECT_EQ(plan.exitCode, 0) << plan.err;
+  EXPECT_NE(plan.out.find("ptx [transform] triton_dump"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("triton_dump=ptx.triton_dump"), std::string::npos) << plan.out;
   fs::remove_all(*dir);
 }
 

@@ -9,7 +9,12 @@
 //                                                        paint_map (paint_ptx's argus_paint_map 1,
 //                                                        when declared or made)
 //   build_variant  ptx; config {variant}              -> executable, cubin (files), built by
-//                                                        program::buildWithPtx in the task dir
+//                                                        program::buildWithPtx in the task dir;
+//                  Triton: ptx, triton_dump          -> executable (a wrapper that runs the
+//                                                        script with the PTX substituted)
+//   triton_dump    config {kernel} (GPU)              -> ptx, ttgir, triton_dump ({kernel,
+//                                                        source_hash}: the override key); runs
+//                                                        the Triton script once with dump knobs
 //
 // Every executor is stateless beyond the immutable CompileContext, so one instance serves
 // concurrent tasks. [thread-safe]
@@ -40,12 +45,12 @@ struct CompileContext {
   program::BuildOptions build;
 };
 
-/// The records of the three executors (name, description, instance), for listings.
+/// The records of the four executors (name, description, instance), for listings.
 [[nodiscard]] Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(
     CompileContext context);
 
-/// Registers nvcc_ptx, ptx_pass and build_variant. Fails when a name is already registered or
-/// the spec named by context.target does not load.
+/// Registers nvcc_ptx, triton_dump, ptx_pass and build_variant. Fails when a name is already
+/// registered or the spec named by context.target does not load.
 [[nodiscard]] Result<void> registerCompileExecutors(runtime::ExecutorRegistry& registry,
                                                     CompileContext context);
 

@@ -25,6 +25,9 @@ namespace argus::backends {
 struct ProbeDiscoveryInput {
   std::string ptx;              ///< The base program's PTX (the `ptx` task's output).
   std::string ptxTask = "ptx";  ///< Id of the task that yields it (the branches bind to it).
+  /// Triton programs: the task whose `triton_dump` output the probe builds bind (config key
+  /// `triton_dump` of the discovery task); empty for CUDA programs.
+  std::string tritonDumpTask;
   std::string programVersion;
   std::string kernel;  ///< Mangled kernel name.
   std::string region;  ///< Region path; its subtree is searched (empty: whole kernel).

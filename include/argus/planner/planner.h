@@ -29,6 +29,9 @@ struct ProgramContext {
   std::string target;   ///< As the user named it (spec, .cu or .ptx).
   std::string version;  ///< Program version (content hash).
   std::vector<ptx::FunctionRegions> functions;
+  /// `cuda` or `triton`. A Triton program's PTX exists only after its script ran on a GPU, so
+  /// its `ptx` task is a `triton_dump` (GPU) and its builds are override wrappers.
+  std::string language = "cuda";
 };
 
 /// One collection: a recipe bound to a program variant, and the run partition it landed in.
@@ -100,6 +103,9 @@ struct ProbeOrigin {
   std::string regionPath;
   query::Scope scope;  ///< The query's scope; each probe traces it with `iter` set to its own.
   std::string ptxTask = "ptx";
+  /// Triton programs: the task whose `triton_dump` output the probe builds need (the override
+  /// key); empty for CUDA programs.
+  std::string tritonDumpTask;
 };
 
 /// The branches a discovery Control task adds for its sites: per (op, iteration) a probe

@@ -13,8 +13,10 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "argus/program/program.h"
+#include "argus/ptx/regions.h"
 #include "argus/support/status.h"
 
 namespace argus::program {
@@ -42,5 +44,22 @@ struct TritonKernelDump {
                                                                const TritonKernelDump& dump,
                                                                const std::string& ptx,
                                                                const std::filesystem::path& outDir);
+
+/// The region tree Argus plans a Triton program's queries with, before any GPU run compiles the
+/// kernel: from a `.ttgir`/`.ttir` file listed in `sources` when there is one, else from the
+/// spec's `kernels[].regions` paths (a missing parent path is added). Region IDs are
+/// ptx::regionId(kernel, path), the IDs the dumped PTX will have. Errors: neither is given (says
+/// what to add), or the TTGIR does not parse into regions. [thread-safe]
+[[nodiscard]] Result<std::vector<ptx::FunctionRegions>> tritonPlanningRegions(
+    const ProgramSpec& spec);
+
+/// Content hash of a Triton program: the spec and every file in `sources` (the script first).
+/// Changing the kernel, the launcher or the spec (e.g. its `run.env`) makes a new version.
+[[nodiscard]] Result<std::string> tritonProgramVersion(const ProgramSpec& spec);
+
+/// Checks a dumped PTX against the regions the spec declared for `kernel`: every declared path
+/// must exist in the PTX's region tree. The error lists both trees. [thread-safe]
+[[nodiscard]] Result<void> checkDumpedRegions(const ProgramSpec& spec, const std::string& kernel,
+                                              const std::string& ptx);
 
 }  // namespace argus::program

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/passes/transforms.h"
+#include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/query/scope.h"
@@ -132,6 +133,69 @@ Result<TaskOutputs> runPtxPass(TaskContext& ctx) {
   return out;
 }
 
+Result<TaskOutputs> runTritonDump(const CompileContext& context, TaskContext& ctx) {
+  constexpr std::string_view kName = "triton_dump";
+  if (!context.spec || context.spec->language != "triton")
+    return std::unexpected(taskError(
+        ctx, kName,
+        fmt::format("`{}` is not a Triton program spec (language: triton); CUDA programs get "
+                    "their PTX from nvcc_ptx",
+                    context.target.string())));
+  const std::string kernel = configString(ctx, "kernel");
+  if (kernel.empty())
+    return std::unexpected(taskError(ctx, kName, "config.kernel names no Triton kernel"));
+  program::ProgramSpec spec = *context.spec;
+  if (ctx.device) spec.run.environment["CUDA_VISIBLE_DEVICES"] = *ctx.device;
+  auto dump = program::dumpTritonKernel(spec, kernel, ctx.taskDir);
+  if (!dump) {
+    ctx.log += dump.error().text() + '\n';
+    return std::unexpected(dump.error());
+  }
+  if (auto ok = program::checkDumpedRegions(spec, kernel, dump->ptx); !ok) {
+    ctx.log += ok.error().text() + '\n';
+    return std::unexpected(ok.error());
+  }
+  ctx.log += fmt::format("triton_dump: kernel {} (override key {}): {} bytes of PTX, {} of TTGIR\n",
+                         kernel, dump->sourceHash, dump->ptx.size(), dump->ttgir.size());
+  TaskOutputs out;
+  out.artifacts.emplace("triton_dump",
+                        Artifact::fromData(runtime::canonicalJson(nlohmann::json{
+                            {"kernel", dump->kernel}, {"source_hash", dump->sourceHash}})));
+  out.artifacts.emplace("ptx", Artifact::fromData(std::move(dump->ptx)));
+  out.artifacts.emplace("ttgir", Artifact::fromData(std::move(dump->ttgir)));
+  return out;
+}
+
+/// A Triton variant: an executable wrapper that runs the script with the variant's PTX in place
+/// of the dumped kernel's (the PTX is embedded, so the memoized artifact stands alone).
+Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const std::string& ptx,
+                                       TaskContext& ctx) {
+  constexpr std::string_view kName = "build_variant";
+  auto in = ctx.inputs.find("triton_dump");
+  if (in == ctx.inputs.end())
+    return std::unexpected(taskError(ctx, kName,
+                                     "a Triton variant needs the `triton_dump` input (the "
+                                     "triton_dump task's override key)"));
+  auto bytes = in->second.read();
+  if (!bytes) return std::unexpected(bytes.error());
+  const auto info = nlohmann::json::parse(*bytes, nullptr, false);
+  if (!info.is_object() || !info.contains("kernel") || !info.contains("source_hash"))
+    return std::unexpected(
+        taskError(ctx, kName, "input `triton_dump` is not {kernel, source_hash} JSON"));
+  program::TritonKernelDump dump;
+  dump.kernel = info["kernel"].get<std::string>();
+  dump.sourceHash = info["source_hash"].get<std::string>();
+  auto wrapper = program::writeTritonVariant(spec, dump, ptx, ctx.taskDir);
+  if (!wrapper) return std::unexpected(wrapper.error());
+  ctx.log += fmt::format("build_variant: Triton override wrapper {} for kernel {} (key {})\n",
+                         wrapper->string(), dump.kernel, dump.sourceHash);
+  auto executable = Artifact::fromFile(*wrapper);
+  if (!executable) return std::unexpected(executable.error());
+  TaskOutputs out;
+  out.artifacts.emplace("executable", std::move(*executable));
+  return out;
+}
+
 Result<TaskOutputs> runBuildVariant(const CompileContext& context, TaskContext& ctx) {
   constexpr std::string_view kName = "build_variant";
   if (!context.spec)
@@ -142,6 +206,7 @@ Result<TaskOutputs> runBuildVariant(const CompileContext& context, TaskContext& 
                     context.target.string())));
   auto text = inputPtx(ctx, kName);
   if (!text) return std::unexpected(text.error());
+  if (context.spec->language == "triton") return buildTritonVariant(*context.spec, *text, ctx);
   program::BuildOptions options = context.build;
   options.cancelled = [&ctx] { return ctx.cancelled() || ctx.expired(); };
   auto built = program::buildWithPtx(*context.spec, *text, ctx.taskDir, options);
@@ -174,11 +239,17 @@ Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(CompileConte
   records.push_back({"nvcc_ptx", "front-end PTX of the program (nvcc -ptx -lineinfo)",
                      std::make_shared<runtime::FunctionExecutor>(
                          [shared](TaskContext& ctx) { return runNvccPtx(*shared, ctx); })});
+  records.push_back({"triton_dump",
+                     "a Triton program's PTX and TTGIR: runs its script once on a GPU with "
+                     "Triton's kernel dump knobs",
+                     std::make_shared<runtime::FunctionExecutor>(
+                         [shared](TaskContext& ctx) { return runTritonDump(*shared, ctx); })});
   records.push_back({"ptx_pass", "applies config.transforms (Argus PTX passes) to the input PTX",
                      std::make_shared<runtime::FunctionExecutor>(
                          [](TaskContext& ctx) { return runPtxPass(ctx); })});
   records.push_back({"build_variant",
-                     "builds the program with the input PTX substituted before ptxas",
+                     "builds the program with the input PTX substituted before ptxas (Triton: "
+                     "a wrapper that substitutes it through Triton's kernel override)",
                      std::make_shared<runtime::FunctionExecutor>(
                          [shared](TaskContext& ctx) { return runBuildVariant(*shared, ctx); })});
   return records;

@@ -223,7 +223,8 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
                                                               .kernel = in.kernel,
                                                               .regionPath = in.region,
                                                               .scope = in.scope,
-                                                              .ptxTask = in.ptxTask},
+                                                              .ptxTask = in.ptxTask,
+                                                              .tritonDumpTask = in.tritonDumpTask},
                                          targets);
   if (!branches) return std::unexpected(branches.error());
   json notCollected = json::array();
@@ -273,6 +274,7 @@ Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry, bo
               if (b.name == "ptx") in.ptxTask = b.task;
             in.programVersion = ctx.task.programVersion;
             in.kernel = ctx.task.config.value("kernel", "");
+            in.tritonDumpTask = ctx.task.config.value("triton_dump", "");
             in.region = ctx.task.region;
             auto scope = query::parseScope(ctx.task.scope);
             if (!scope) return std::unexpected(scope.error());
