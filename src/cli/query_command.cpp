@@ -12,6 +12,7 @@
 #include "argus/backends/pc_collect.h"
 #include "argus/backends/ptx_analysis.h"
 #include "argus/backends/run.h"
+#include "argus/backends/system_trace.h"
 #include "argus/passes/transforms.h"
 #include "argus/program/build.h"
 #include "argus/program/program.h"
@@ -20,6 +21,7 @@
 #include "argus/runtime/workspace_store.h"
 #include "argus/support/process.h"
 #include "argus/synthesis/attribution_executor.h"
+#include "argus/synthesis/comm_signals.h"
 #include "argus/synthesis/probe_join_executor.h"
 #include "argus/synthesis/region_timing.h"
 #include "argus/workspace/workspace.h"
@@ -143,7 +145,12 @@ Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
   version.label = spec.name;
   version.optionsJson = options;
   std::vector<std::pair<fs::path, std::string>> files{{spec.file, "program_spec"}};
-  for (const auto& f : spec.sources) files.emplace_back(f, "cuda_source");
+  for (const auto& f : spec.sources) {
+    const std::string ext = f.extension().string();
+    files.emplace_back(f, ext == ".py"                        ? "python_source"
+                          : ext == ".ttgir" || ext == ".ttir" ? ext.substr(1)
+                                                              : "cuda_source");
+  }
   for (const auto& f : spec.hostSources) files.emplace_back(f, "host_source");
   for (const auto& [path, kind] : files) {
     auto bytes = readFile(path);
@@ -206,6 +213,8 @@ int runQuery(const QueryCommandOptions& o) {
   backends::registerCuptiPcExecutors(registry, *spec);
   backends::registerNcuExecutor(registry, *spec);
   synthesis::registerAttributionExecutors(registry);
+  backends::registerSystemTraceExecutors(registry, *spec);
+  synthesis::registerCommSignalsExecutor(registry);
 
   // What this build and machine cannot do is taken out of the plan and said plainly.
   const auto devices = detectDevices();
@@ -234,8 +243,34 @@ int runQuery(const QueryCommandOptions& o) {
     }
     if (t.needs(runtime::Requirement::Gpu) && devices.empty()) {
       noGpu.insert(t.id);
-      reasons[t.id] = "needs a GPU, and this machine has none (nvidia-smi lists none)";
+      reasons[t.id] = t.executor == "triton_dump"
+                          ? fmt::format(
+                                "needs a GPU: Triton compiles the kernel when `{}` launches it, so "
+                                "its PTX comes from running the script on a GPU, and this machine "
+                                "has none (nvidia-smi lists none)",
+                                spec->script.filename().string())
+                          : "needs a GPU, and this machine has none (nvidia-smi lists none)";
     }
+  }
+  // A GPU task downstream of another task that cannot run (a Triton dump) points at it, so the
+  // chain of reasons ends at the root cause.
+  std::map<std::string, bool> blocked;
+  auto isBlocked = [&](auto& self, const std::string& id) -> bool {
+    if (auto it = blocked.find(id); it != blocked.end()) return it->second;
+    blocked[id] = false;
+    const auto* task = prepared->plan.plan.find(id);
+    bool result = reasons.contains(id);
+    if (task != nullptr)
+      for (const auto& up : task->upstream()) result = result || self(self, up);
+    return blocked[id] = result;
+  };
+  for (const auto& id : noGpu) {
+    const auto* task = prepared->plan.plan.find(id);
+    for (const auto& up : task->upstream())
+      if (isBlocked(isBlocked, up)) {
+        reasons[id] = fmt::format("needs `{}`", up);
+        break;
+      }
   }
   runtime::Plan plan = without(prepared->plan.plan, reasons);
   json notCollected = json::array();
@@ -253,7 +288,10 @@ int runQuery(const QueryCommandOptions& o) {
   options.devices = devices;
   options.maxTasksPerDevice = 1;
   options.cancelFlag = runtime::interruptFlag();
-  options.workRoot = wsDir / "tasks";
+  // Task directories live in a fresh temporary root that the run removes: every output is
+  // published into the workspace's blobs, so the build directories (an executable each) would
+  // only be garbage there (measured: ~1 MiB per probe variant of tma_gemm).
+  options.workRoot.clear();
   options.keepTaskDirs = false;
   if (!o.json) options.observers.push_back(&progress);
   runtime::Scheduler scheduler(registry, store, options);
