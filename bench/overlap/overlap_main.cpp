@@ -1,0 +1,251 @@
+// argus_overlap: the issue-9 client on evidence Argus collected. For each GEMM shape it takes
+// T_main / T_epilogue per tile from an `argus query --signals duration --json` report of
+// examples/tma_gemm at that shape, t_comm per chunk from a system trace of the communication
+// (bench/overlap/pipeline.cu's single-GPU stand-in, or NCCL), evaluates the overlap model over
+// the (S, R, P) grid, ranks the candidates and, given measurements of the pipeline (pipeline.cu
+// `grid`), validates the top few against them and against the exhaustive best.
+//
+// argus_overlap --trace T.jsonl --regions M,N,K=R.json [--regions ...] [--grid G.jsonl]
+//               [--sms 132] [--top 3] [--gather-fraction 1] [--json OUT]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "argus/backends/system_trace.h"
+#include "argus/synthesis/comm_signals.h"
+#include "argus/synthesis/overlap_model.h"
+
+namespace {
+
+using json = nlohmann::json;
+using namespace argus;
+
+struct Shape {
+  int64_t m, n, k;
+  std::string regions;
+};
+
+int usage(const char* why) {
+  std::fprintf(stderr,
+               "argus_overlap: %s\nusage: argus_overlap --trace T.jsonl --regions M,N,K=R.json "
+               "[--regions ...] [--grid G.jsonl] [--sms 132] [--top 3] [--gather-fraction F] "
+               "[--json OUT]\n",
+               why);
+  return 2;
+}
+
+/// T_main and T_epilogue per tile from a duration report (consumer warps' mainloop occurrences
+/// are one k-step each).
+Result<synthesis::TileTiming> tileTiming(const std::string& file, int64_t k) {
+  std::ifstream in(file);
+  json report = json::parse(in, nullptr, false);
+  if (report.is_discarded())
+    return fail("overlap", fmt::format("{}: not JSON (an argus query --json report?)", file));
+  const json* value = nullptr;
+  try {
+    value = &report.at("signals").at("duration").at("value");
+  } catch (const json::exception&) {
+    return fail("overlap",
+                fmt::format("{}: no signals.duration.value; was `duration` queried?", file));
+  }
+  if (value->value("unit", "ns") != "ns")
+    return fail("overlap",
+                fmt::format("{}: region times are in {}, not ns", file, value->value("unit", "")));
+  synthesis::TileTiming t;
+  bool main = false, epi = false;
+  for (const auto& r : value->at("regions")) {
+    const std::string path = r.value("path", "");
+    const json& d = r.at("duration");
+    double mean = d.value("mean", 0.0);
+    if (r.contains("by_role") && r["by_role"].contains("consumer"))
+      mean = r["by_role"]["consumer"].value("mean", mean);
+    if (path == "mainloop") {
+      t.mainNs = mean * static_cast<double>(k / 64);
+      main = true;
+    } else if (path == "epilogue") {
+      t.epilogueNs = mean;
+      epi = true;
+    }
+  }
+  if (!main || !epi)
+    return fail("overlap", fmt::format("{}: needs regions mainloop and epilogue", file));
+  return t;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<size_t> idx(v.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return v[x] < v[y]; });
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < idx.size(); ++i) r[idx[i]] = static_cast<double>(i);
+    return r;
+  };
+  auto ra = ranks(a), rb = ranks(b);
+  double d2 = 0;
+  for (size_t i = 0; i < ra.size(); ++i) d2 += (ra[i] - rb[i]) * (ra[i] - rb[i]);
+  const double n = static_cast<double>(ra.size());
+  return n > 1 ? 1.0 - 6.0 * d2 / (n * (n * n - 1.0)) : 1.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string traceFile, gridFile, jsonOut;
+  std::vector<Shape> shapes;
+  int sms = 132, top = 3;
+  double gather = 1.0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) return usage(("missing value after " + a).c_str());
+    const std::string v = argv[++i];
+    if (a == "--trace") {
+      traceFile = v;
+    } else if (a == "--grid") {
+      gridFile = v;
+    } else if (a == "--json") {
+      jsonOut = v;
+    } else if (a == "--sms") {
+      sms = std::stoi(v);
+    } else if (a == "--top") {
+      top = std::stoi(v);
+    } else if (a == "--gather-fraction") {
+      gather = std::stod(v);
+    } else if (a == "--regions") {
+      Shape s{};
+      if (std::sscanf(v.c_str(), "%ld,%ld,%ld=", &s.m, &s.n, &s.k) != 3 ||
+          v.find('=') == std::string::npos)
+        return usage("--regions wants M,N,K=FILE");
+      s.regions = v.substr(v.find('=') + 1);
+      shapes.push_back(s);
+    } else {
+      return usage(("unknown option " + a).c_str());
+    }
+  }
+  if (traceFile.empty() || shapes.empty()) return usage("--trace and --regions are required");
+  auto trace = backends::readSystemTrace(traceFile);
+  if (!trace) {
+    std::fprintf(stderr, "%s\n", trace.error().message.c_str());
+    return 1;
+  }
+  const auto signals = synthesis::commSignals(*trace);
+  const synthesis::CommTable table(signals.groups, "copy_kernel");
+
+  // Measurements of the pipeline, keyed (M, N, K, S, R, P), and of one chunk's GEMM alone.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int>, double> measured;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, double> gemmAlone;
+  if (!gridFile.empty()) {
+    std::ifstream in(gridFile);
+    std::string line;
+    while (std::getline(in, line)) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;
+      const auto key = std::tuple{j.value("M", int64_t{0}), j.value("N", int64_t{0}),
+                                  j.value("K", int64_t{0}), j.value("S", 0)};
+      if (j.value("kind", "") == "gemm_chunk") {
+        gemmAlone[key] = j.value("median_ns", 0.0);
+      } else if (j.value("kind", "") == "pipeline") {
+        measured[{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                  j.value("R", 0), j.value("P", 1)}] = j.value("median_ns", 0.0);
+      }
+    }
+  }
+
+  json out = {{"what",
+               "issue-9 overlap client on ONE GPU: the communication is a single-GPU "
+               "stand-in (chunked device-to-device copies by an R-CTA copy kernel), NOT "
+               "a multi-GPU NCCL all-gather; no multi-GPU machine was lent"},
+              {"trace", traceFile},
+              {"comm", synthesis::commSignalsJson(signals)},
+              {"shapes", json::array()}};
+  std::printf("ONE GPU, stand-in communication (D2D copy kernel with R CTAs), NOT an all-gather\n");
+  int status = 0;
+  for (const auto& s : shapes) {
+    auto tile = tileTiming(s.regions, s.k);
+    if (!tile) {
+      std::fprintf(stderr, "%s\n", tile.error().message.c_str());
+      status = 1;
+      continue;
+    }
+    synthesis::GemmProblem problem{.m = s.m, .n = s.n, .k = s.k, .tileM = 64, .tileN = 128};
+    problem.totalSms = sms;
+    problem.gatherFraction = gather;
+    synthesis::OverlapOptions options;
+    options.commSms = {8, 16, 32, 64};
+    options.stepsPerBarrier = {1, 2};
+    auto ranked = synthesis::rankOverlap(problem, *tile, table, options);
+    if (!ranked) {
+      std::fprintf(stderr, "%s\n", ranked.error().message.c_str());
+      status = 1;
+      continue;
+    }
+    for (auto& c : *ranked)
+      if (auto it = measured.find({s.m, s.n, s.k, c.s, c.r, c.p}); it != measured.end())
+        c.measuredNs = it->second;
+    std::printf("\nGEMM %ldx%ldx%ld  T_main/tile %.0f ns  T_epilogue/tile %.0f ns\n", s.m, s.n, s.k,
+                tile->mainNs, tile->epilogueNs);
+    std::printf("%4s %3s %3s %2s %10s %10s %10s %12s %12s\n", "rank", "S", "R", "P", "chunk_KiB",
+                "t_comm", "t_comp", "predicted", "measured");
+    json shape = {{"M", s.m},
+                  {"N", s.n},
+                  {"K", s.k},
+                  {"t_main_tile_ns", tile->mainNs},
+                  {"t_epilogue_tile_ns", tile->epilogueNs},
+                  {"candidates", json::array()}};
+    std::vector<double> predicted, actual;
+    const synthesis::OverlapCandidate* bestMeasured = nullptr;
+    for (size_t i = 0; i < ranked->size(); ++i) {
+      const auto& c = (*ranked)[i];
+      std::printf("%4zu %3d %3d %2d %10.0f %10.0f %10.0f %12.0f %12s\n", i + 1, c.s, c.r, c.p,
+                  static_cast<double>(c.chunkBytes) / 1024.0, c.tCommNs, c.tCompNs, c.predictedNs,
+                  c.measuredNs ? fmt::format("{:.0f}", *c.measuredNs).c_str() : "-");
+      shape["candidates"].push_back(synthesis::candidateJson(c));
+      if (c.measuredNs) {
+        predicted.push_back(c.predictedNs);
+        actual.push_back(*c.measuredNs);
+        if (bestMeasured == nullptr || *c.measuredNs < *bestMeasured->measuredNs) bestMeasured = &c;
+      }
+    }
+    json compute = json::array();
+    for (int split : options.splits)
+      if (auto it = gemmAlone.find({s.m, s.n, s.k, split}); it != gemmAlone.end())
+        compute.push_back({{"S", split},
+                           {"t_comp_model_ns", synthesis::chunkComputeNs(problem, *tile, split, 0)},
+                           {"gemm_chunk_measured_ns", it->second}});
+    shape["t_comp_check"] = compute;
+    if (bestMeasured != nullptr) {
+      double bestTop = 1e300;
+      for (int i = 0; i < top && i < static_cast<int>(ranked->size()); ++i)
+        if ((*ranked)[i].measuredNs) bestTop = std::min(bestTop, *(*ranked)[i].measuredNs);
+      const double serial =
+          measured.contains({s.m, s.n, s.k, 1, 8, 1}) ? measured.at({s.m, s.n, s.k, 1, 8, 1}) : 0.0;
+      shape["validation"] = {
+          {"top", top},
+          {"best_of_top_measured_ns", bestTop},
+          {"exhaustive_best_measured_ns", *bestMeasured->measuredNs},
+          {"exhaustive_best",
+           {{"S", bestMeasured->s}, {"R", bestMeasured->r}, {"P", bestMeasured->p}}},
+          {"top_vs_exhaustive_gap", bestTop / *bestMeasured->measuredNs - 1.0},
+          {"spearman_predicted_vs_measured", spearman(predicted, actual)},
+          {"serial_S1_R8_measured_ns", serial},
+          {"gain_over_serial", serial > 0 ? serial / bestTop - 1.0 : 0.0}};
+      std::printf(
+          "top-%d best measured %.0f ns; exhaustive best %.0f ns (S=%d R=%d P=%d): gap "
+          "%.1f %%; Spearman(pred, meas) %.2f; vs serial S=1 %.0f ns: %+.1f %%\n",
+          top, bestTop, *bestMeasured->measuredNs, bestMeasured->s, bestMeasured->r,
+          bestMeasured->p, 100.0 * (bestTop / *bestMeasured->measuredNs - 1.0),
+          spearman(predicted, actual), serial, serial > 0 ? 100.0 * (serial / bestTop - 1.0) : 0.0);
+    }
+    out["shapes"].push_back(shape);
+  }
+  if (!jsonOut.empty()) std::ofstream(jsonOut) << out.dump(2) << "\n";
+  return status;
+}

@@ -1,0 +1,120 @@
+// The closed-form all-gather + GEMM overlap model and its ranking
+// (argus/synthesis/overlap_model.h).
+#include "argus/synthesis/overlap_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace argus::synthesis {
+
+CommTable::CommTable(const std::vector<CommGroup>& groups, std::string source) {
+  for (const auto& g : groups)
+    if (source.empty() || g.source == source) groups_.push_back(g);
+}
+
+Result<std::pair<double, bool>> CommTable::chunkTimeNs(uint64_t bytes, int sms) const {
+  std::vector<const CommGroup*> atR;
+  for (const auto& g : groups_) {
+    if (g.sms != sms) continue;
+    if (g.bytes == bytes) return std::pair{g.medianNs, true};
+    atR.push_back(&g);
+  }
+  if (atR.empty())
+    return fail("overlap_model", fmt::format("no communication chunk was measured with {} SMs; "
+                                             "trace the stand-in (or NCCL) at that reservation",
+                                             sms));
+  if (atR.size() == 1) {
+    // One size: scale by bytes at its throughput (no latency term can be separated).
+    const auto& g = *atR.front();
+    return std::pair{g.medianNs * static_cast<double>(bytes) / static_cast<double>(g.bytes), false};
+  }
+  // Least squares t = a + c·bytes.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto* g : atR) {
+    const double x = static_cast<double>(g->bytes), y = g->medianNs;
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double den = n * sxx - sx * sx;
+  const double c = den != 0 ? (n * sxy - sx * sy) / den : 0;
+  const double a = (sy - c * sx) / n;
+  return std::pair{std::max(0.0, a + c * static_cast<double>(bytes)), false};
+}
+
+double CommTable::launchOverheadNs(int sms) const {
+  std::vector<double> v;
+  for (const auto& g : groups_)
+    if (g.sms == sms && g.launchOverheadNs >= 0) v.push_back(g.launchOverheadNs);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double chunkComputeNs(const GemmProblem& problem, const TileTiming& tile, int s, int r) {
+  const int64_t rows = problem.m / s;
+  const int64_t tiles = ((rows + problem.tileM - 1) / problem.tileM) *
+                        ((problem.n + problem.tileN - 1) / problem.tileN);
+  const int64_t sms = problem.totalSms - r;
+  if (sms <= 0 || rows <= 0) return 0;
+  const int64_t waves = (tiles + sms - 1) / sms;
+  return static_cast<double>(waves) * (tile.mainNs + tile.epilogueNs);
+}
+
+double pipelineTimeNs(int s, int p, double tCommNs, double tCompNs, double stageOverheadNs) {
+  const double stages = static_cast<double>(s) / static_cast<double>(p);
+  const double comm = static_cast<double>(p) * tCommNs + stageOverheadNs;
+  const double comp = static_cast<double>(p) * tCompNs;
+  return comm + (stages - 1.0) * std::max(comm, comp) + comp;
+}
+
+Result<std::vector<OverlapCandidate>> rankOverlap(const GemmProblem& problem,
+                                                  const TileTiming& tile, const CommTable& comm,
+                                                  const OverlapOptions& options) {
+  std::vector<OverlapCandidate> out;
+  const double operandBytes = static_cast<double>(problem.m) * static_cast<double>(problem.k) *
+                              problem.elementBytes * problem.gatherFraction;
+  for (int s : options.splits)
+    for (int r : options.commSms)
+      for (int p : options.stepsPerBarrier) {
+        if (s <= 0 || p <= 0 || s % p != 0 || r >= problem.totalSms || r < 0) continue;
+        if (problem.m % s != 0 || problem.m / s < 1) continue;
+        OverlapCandidate c;
+        c.s = s;
+        c.r = r;
+        c.p = p;
+        c.chunkBytes = static_cast<uint64_t>(std::llround(operandBytes / s));
+        auto t = comm.chunkTimeNs(c.chunkBytes, r);
+        if (!t) return std::unexpected(t.error());
+        c.tCommNs = t->first;
+        c.commMeasured = t->second;
+        c.tCompNs = chunkComputeNs(problem, tile, s, r);
+        c.stageOverheadNs = options.addLaunchOverhead ? comm.launchOverheadNs(r) : 0;
+        c.predictedNs = pipelineTimeNs(s, p, c.tCommNs, c.tCompNs, c.stageOverheadNs);
+        out.push_back(c);
+      }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.predictedNs < b.predictedNs; });
+  return out;
+}
+
+nlohmann::json candidateJson(const OverlapCandidate& c) {
+  nlohmann::json j = {{"S", c.s},
+                      {"R", c.r},
+                      {"P", c.p},
+                      {"chunk_bytes", c.chunkBytes},
+                      {"t_comm_ns", c.tCommNs},
+                      {"t_comm_measured", c.commMeasured},
+                      {"t_comp_ns", c.tCompNs},
+                      {"stage_overhead_ns", c.stageOverheadNs},
+                      {"predicted_ns", c.predictedNs},
+                      {"qualification", "derived"}};
+  if (c.measuredNs) j["measured_ns"] = *c.measuredNs;
+  return j;
+}
+
+}  // namespace argus::synthesis
