@@ -162,26 +162,13 @@ Result<std::pair<std::string, std::string>> iterationCopy(const ptx::Function& k
                                       kPassName, kernel.name, line, op, why));
   };
   if (!op.empty() && op[0] != '%') return std::pair{std::string("mov.b32"), op};
-  for (const Statement& s : kernel.body) {
-    if (s.kind != Statement::Kind::Variable || s.variable.stateSpace != ".reg") continue;
-    const auto& d = s.variable;
-    bool match = false;
-    if (d.registerCount) {
-      if (op.size() > d.name.size() && op.starts_with(d.name)) {
-        std::string_view rest = std::string_view(op).substr(d.name.size());
-        uint64_t index = 0;
-        auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
-        match = ec == std::errc{} && ptr == rest.data() + rest.size() && index < *d.registerCount;
-      }
-    } else {
-      match = d.name == op;
-    }
-    if (!match) continue;
-    const std::string bits = d.type.size() > 2 ? d.type.substr(2) : "";
+  const ptx::VariableDecl* d = findRegisterDecl(kernel, op);
+  if (d != nullptr) {
+    const std::string bits = d->type.size() > 2 ? d->type.substr(2) : "";
     if (bits == "32") return std::pair{std::string("mov.b32"), op};
     if (bits == "64") return std::pair{std::string("cvt.u32.u64"), op};
     if (bits == "16") return std::pair{std::string("cvt.u32.u16"), op};
-    return bad(fmt::format("has type {}", d.type));
+    return bad(fmt::format("has type {}", d->type));
   }
   return bad("is not declared in the kernel");
 }

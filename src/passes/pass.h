@@ -97,6 +97,11 @@ uint64_t stripAll(ptx::Function& function);
                                                                const std::string& target,
                                                                std::string_view pass);
 
+/// The `.reg` declaration of register `reg` in `function` (a plain name or one of a
+/// `%r<N>` family), or nullptr when it is not declared there.
+[[nodiscard]] const ptx::VariableDecl* findRegisterDecl(const ptx::Function& function,
+                                                        std::string_view reg);
+
 /// Factories, one per pass (transforms.cpp holds the name -> factory table).
 [[nodiscard]] std::unique_ptr<Pass> createStripMarkersPass();
 [[nodiscard]] std::unique_ptr<Pass> createLowerMarkersToTracePass();

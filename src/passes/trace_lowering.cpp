@@ -291,30 +291,16 @@ class LowerMarkersToTracePass final : public Pass {
       if (value < 0 || value > 0xffffffffLL) return bad("does not fit in 32 bits");
       return IterationSource{"mov.b32", op};
     }
-    for (const Statement& s : kernel.body) {
-      if (s.kind != Statement::Kind::Variable || s.variable.stateSpace != ".reg") continue;
-      const auto& d = s.variable;
-      bool match = false;
-      if (d.registerCount) {
-        if (op.size() > d.name.size() && op.starts_with(d.name)) {
-          std::string_view rest = std::string_view(op).substr(d.name.size());
-          uint64_t index = 0;
-          auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
-          match = ec == std::errc{} && ptr == rest.data() + rest.size() && index < *d.registerCount;
-        }
-      } else {
-        match = d.name == op;
-      }
-      if (!match) continue;
+    if (const ptx::VariableDecl* d = findRegisterDecl(kernel, op); d != nullptr) {
       const bool integer =
-          d.type.size() > 2 && (d.type[1] == 'b' || d.type[1] == 'u' || d.type[1] == 's');
-      if (!integer) return bad(fmt::format("has type {}", d.type));
-      const std::string bits = d.type.substr(2);
+          d->type.size() > 2 && (d->type[1] == 'b' || d->type[1] == 'u' || d->type[1] == 's');
+      if (!integer) return bad(fmt::format("has type {}", d->type));
+      const std::string bits = d->type.substr(2);
       if (bits == "32") return IterationSource{"mov.b32", op};
       // 64-bit iteration counters are truncated to the record's 32-bit field (low bits kept).
       if (bits == "64") return IterationSource{"cvt.u32.u64", op};
       if (bits == "16") return IterationSource{"cvt.u32.u16", op};
-      return bad(fmt::format("has type {}", d.type));
+      return bad(fmt::format("has type {}", d->type));
     }
     return bad("is not declared in the kernel");
   }

@@ -1,3 +1,5 @@
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "argus/ptx/parser.h"
@@ -25,6 +27,24 @@ Result<std::vector<ptx::Statement>> parseSnippet(const std::string& text, const 
     return body;
   }
   return fail("passes", fmt::format("{}: internal error: snippet has no function", pass));
+}
+
+const ptx::VariableDecl* findRegisterDecl(const ptx::Function& function, std::string_view reg) {
+  for (const ptx::Statement& s : function.body) {
+    if (s.kind != ptx::Statement::Kind::Variable || s.variable.stateSpace != ".reg") continue;
+    const auto& d = s.variable;
+    if (!d.registerCount) {
+      if (d.name == reg) return &d;
+      continue;
+    }
+    if (reg.size() <= d.name.size() || !reg.starts_with(d.name)) continue;
+    std::string_view rest = reg.substr(d.name.size());
+    uint64_t index = 0;
+    auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+    if (ec == std::errc{} && ptr == rest.data() + rest.size() && index < *d.registerCount)
+      return &d;
+  }
+  return nullptr;
 }
 
 }  // namespace argus::passes
