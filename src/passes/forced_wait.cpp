@@ -62,7 +62,6 @@
 // statistics["probe"] (op, kernel, iteration, region name/path/id, iteration region, completion
 // method, PTX lines) for the planner and synthesis (probe_join) to find the probe region.
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
