@@ -109,6 +109,9 @@ class Builder {
       // waits for every branch it adds) and on the prerequisites' evidence.
       synth.type = TaskType::Synthesize;
       synth.inputs = prereqInputs;
+      // One failed probe must not cost the others' answers: the join runs with the branches
+      // that succeeded and lists the missing ones as failed.
+      synth.config["partial_branches"] = true;
       collectionsIsolated_.push_back(recipe.name);
     } else if (recipe.kind == RecipeKind::Collect) {
       if (triton_ && paintsPcs(recipe.transforms))

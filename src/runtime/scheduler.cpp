@@ -95,6 +95,8 @@ struct Node {
   bool ready = false;       // became ready (memo-checked, queued or dispatched)
   bool running = false;
   bool finished = false;
+  bool branch = false;   // added by a Control task
+  bool partial = false;  // config.partial_branches: runs with the branches that succeeded
   TaskOutputs outputs;
   TaskReport report;
   std::thread gpuThread;
@@ -190,6 +192,7 @@ class Run {
     index_.emplace(t.id, nodes_.size());
     nodes_.emplace_back();
     nodes_.back().task = t;
+    nodes_.back().partial = t.config.is_object() && t.config.value("partial_branches", false);
   }
 
   // Connects node i to its upstream tasks; returns how many it still waits for.
@@ -517,6 +520,7 @@ class Run {
       if (!nodes_[d].finished) waiters.push_back(d);
     const std::size_t first = nodes_.size();
     for (auto& b : branches) addNode(b);
+    for (std::size_t i = first; i < nodes_.size(); ++i) nodes_[i].branch = true;
     for (std::size_t i = first; i < nodes_.size(); ++i) wire(i);
     for (std::size_t d : waiters)
       for (std::size_t i = first; i < nodes_.size(); ++i) {
@@ -593,18 +597,27 @@ class Run {
     for (auto* o : options_.observers) o->onTaskFinish(n.task, n.report.outcome, counts_);
   }
 
-  // Fails task i and blocks everything downstream of it.
+  // Fails task i and blocks everything downstream of it. A dependent with partial_branches is
+  // not blocked by a failed or blocked Control branch: it stops waiting for that branch and
+  // runs with the outputs of the branches that succeeded (its synthesis says which are missing).
   void failNode(std::size_t i, TaskState state, const std::string& error) {
     finishUnrun(i, state, error);
-    std::vector<std::size_t> stack(nodes_[i].dependents);
+    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (from, dependent)
+    for (std::size_t d : nodes_[i].dependents) stack.emplace_back(i, d);
     while (!stack.empty()) {
-      std::size_t d = stack.back();
+      auto [from, d] = stack.back();
       stack.pop_back();
-      if (nodes_[d].finished || nodes_[d].running) continue;
+      Node& dn = nodes_[d];
+      if (dn.finished || dn.running) continue;
+      if (dn.partial && nodes_[from].branch && !stopping_) {
+        if (dn.waiting > 0) --dn.waiting;
+        if (dn.waiting == 0 && !dn.ready) readyList_.push_back(d);
+        continue;
+      }
       finishUnrun(
           d, stopping_ && state == TaskState::Cancelled ? TaskState::Cancelled : TaskState::Skipped,
           fmt::format("blocked: upstream task `{}` {}", nodes_[i].task.id, toString(state)));
-      for (std::size_t e : nodes_[d].dependents) stack.push_back(e);
+      for (std::size_t e : nodes_[d].dependents) stack.emplace_back(d, e);
     }
   }
 

@@ -247,6 +247,62 @@ TEST_F(SchedulerTest, FailedBranchSkipsOnlyItsDependents) {
   EXPECT_FALSE(timeline_.spans().contains("after"));
 }
 
+// A synthesis with config.partial_branches runs with the branches that succeeded; without it,
+// one failed branch blocks it (the probe join uses the former to answer for the other probes).
+TEST_F(SchedulerTest, PartialBranchesLetSynthesisRunWithTheBranchesThatSucceeded) {
+  registerExecutor(
+      "discover", std::make_shared<FunctionExecutor>([&](TaskContext& ctx) -> Result<TaskOutputs> {
+        TaskOutputs out;
+        out.artifacts["ops"] = Artifact::fromData("op0,op1,op2");
+        for (int op = 0; op < 3; ++op) {
+          std::string n = std::to_string(op);
+          out.branches.push_back(
+              task("probe" + n, op == 1 ? "bad" : "cpu", {"ptx=" + ctx.task.id + ".ops"}));
+          out.branches.push_back(
+              task("collect" + n, "cpu", {"bin=probe" + n + ".out"}, {"evidence"}));
+        }
+        return out;
+      }));
+  registerExecutor("cpu", test::recordingExecutor(timeline_));
+  registerExecutor("bad", test::recordingExecutor(timeline_, [](TaskContext&) -> Result<void> {
+                     return fail("test", "probe build failed");
+                   }));
+  std::mutex m;
+  std::vector<std::string> evidenceSeen;
+  registerExecutor("synth",
+                   test::recordingExecutor(timeline_, [&](TaskContext& ctx) -> Result<void> {
+                     std::lock_guard lock(m);
+                     for (const auto& [key, a] : ctx.evidence) evidenceSeen.push_back(key);
+                     return {};
+                   }));
+  for (bool partial : {true, false}) {
+    evidenceSeen.clear();
+    Plan p;
+    ASSERT_TRUE(p.add(task("discover", "discover", {}, {"ops"}, TaskType::Control)));
+    auto join = task("join", "synth", {"ops=discover.ops"}, {"report"}, TaskType::Synthesize);
+    if (partial) join.config["partial_branches"] = true;
+    ASSERT_TRUE(p.add(join));
+    auto o = options();
+    o.workRoot = root_ / (partial ? "partial" : "strict");
+    auto report = run(p, o);
+    EXPECT_EQ(state(report, "probe1"), TaskState::Failed);
+    EXPECT_EQ(state(report, "collect1"), TaskState::Skipped);
+    EXPECT_TRUE(state(report, "collect0") == TaskState::Succeeded ||
+                state(report, "collect0") == TaskState::Memoized);  // memoized on the 2nd run
+    if (!partial) {
+      EXPECT_EQ(state(report, "join"), TaskState::Skipped);
+      continue;
+    }
+    ASSERT_EQ(state(report, "join"), TaskState::Succeeded) << report.toText();
+    auto seen = [&](const std::string& key) {
+      return std::find(evidenceSeen.begin(), evidenceSeen.end(), key) != evidenceSeen.end();
+    };
+    EXPECT_TRUE(seen("collect0/evidence"));
+    EXPECT_TRUE(seen("collect2/evidence"));
+    EXPECT_FALSE(seen("collect1/evidence"));
+  }
+}
+
 // Stand-in GPU workers that abort, hang and write garbage each fail only their own branch.
 TEST_F(SchedulerTest, CrashingHangingAndGarbageWorkersAreContained) {
   registerExecutor("ok", std::make_shared<test::ScriptExecutor>("ok"));
