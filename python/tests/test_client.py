@@ -193,5 +193,30 @@ class TraceVerb(unittest.TestCase):
         self.assertIn("CUDA_INJECTION64_PATH", e.exception.message)
 
 
+class BuildFromPtx(unittest.TestCase):
+    @unittest.skipIf(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),
+                     "nvcc is needed to build the variant")
+    def test_build_takes_a_given_ptx_and_rejects_broken_ptx(self):
+        import subprocess
+        spec = ROOT / "examples" / "tma_gemm" / "argus.yaml"
+        ptx = (DATA / "ptx" / "examples_tma_gemm.ptx").read_text()
+        with tempfile.TemporaryDirectory() as d:
+            good = Path(d) / "k.ptx"
+            good.write_text(ptx)
+            run = subprocess.run([argus.engine(), "build", "--program", str(spec), "--variant",
+                                  "full_trace", "--ptx", str(good), "-o", str(Path(d) / "out")],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertTrue((Path(d) / "out" / "trace_map.json").is_file())
+            self.assertIn("__argus_trace", (Path(d) / "out" / "kernel.ptx").read_text())
+            bad = Path(d) / "bad.ptx"
+            bad.write_text(ptx.replace("mbarrier.init", "mbarrier.innit", 1))
+            run = subprocess.run([argus.engine(), "build", "--program", str(spec), "--variant",
+                                  "original", "--ptx", str(bad), "-o", str(Path(d) / "bad")],
+                                 capture_output=True, text=True)
+            self.assertNotEqual(run.returncode, 0)
+            self.assertIn("ptxas", run.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
