@@ -15,16 +15,22 @@ mkdir -p "$out"
 summary="$out/summary.md"
 echo "| probes | submit->synthesized (s) | s/probe | compile+link (s, summed) | run (s, summed) | synthesis (s) | workspace MiB/probe | query wall (s) |" >"$summary"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |" >>"$summary"
-for iters in 1 2 4 8; do
+# One probe: the second TMA load (whose phase no later load shares) in iteration 0, selected with
+# --ops; then both loads of 1, 2, 4 and 8 iterations (2..16 probes).
+second_load=$("$argus" ptx discover "$root/tests/data/ptx/examples_tma_gemm.ptx" \
+  --region mainloop/tma_load --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[1]["op_id"])')
+for iters in 0 1 2 4 8; do
   n=$((2 * iters))
+  ops=()
+  scope="iter=0..$((iters - 1))"
+  if [ "$iters" = 0 ]; then n=1; scope="iter=0"; ops=(--ops "$second_load"); fi
   ws="$out/ws_$n"
   rm -rf "$ws"
-  scope="iter=0..$((iters - 1))"
   common=(--program "$root/examples/tma_gemm/argus.yaml" --kernel tma_gemm --region mainloop/tma_load --scope "$scope" --workspace "$ws")
   "$argus" query "${common[@]}" --signals duration --json >"$out/warm_$n.json"
   before=$(du -sb "$ws" | cut -f1)
   t0=$(date +%s.%N)
-  "$argus" query "${common[@]}" --signals op_latency --json >"$out/probe_$n.json"
+  "$argus" query "${common[@]}" "${ops[@]}" --signals op_latency --json >"$out/probe_$n.json"
   t1=$(date +%s.%N)
   after=$(du -sb "$ws" | cut -f1)
   python3 - "$ws/argus.db" "$n" "$before" "$after" "$t0" "$t1" "$out/probe_$n.json" >>"$summary" <<'PY'

@@ -84,7 +84,7 @@ def _run(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> dict:
 
 def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
                 scope: Optional[str], signals: Sequence[str],
-                workspace: Optional[PathLike]) -> list:
+                workspace: Optional[PathLike], ops: Optional[Sequence[str]] = None) -> list:
     if isinstance(signals, str):
         signals = [signals]
     if not signals:
@@ -99,6 +99,8 @@ def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
         args += ["--scope", scope]
     if workspace:
         args += ["--workspace", str(workspace)]
+    if ops:
+        args += ["--ops", ",".join([ops] if isinstance(ops, str) else ops)]
     return args
 
 
@@ -112,9 +114,10 @@ def regions(target: PathLike, *, arch: Optional[str] = None) -> dict:
 
 
 def plan(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
-         region: Optional[str] = None, scope: Optional[str] = None) -> dict:
+         region: Optional[str] = None, scope: Optional[str] = None,
+         ops: Optional[Sequence[str]] = None) -> dict:
     """The plan Argus would run for a query: tasks, run partitions and why runs are separate."""
-    return _run(["plan", *_query_args(program, kernel, region, scope, signals, None), "--json"])
+    return _run(["plan", *_query_args(program, kernel, region, scope, signals, None, ops), "--json"])
 
 
 @dataclass
@@ -159,11 +162,14 @@ class Report:
 
 def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
           region: Optional[str] = None, scope: Optional[str] = None,
-          workspace: Optional[PathLike] = None, require_gpu: bool = False) -> Report:
+          workspace: Optional[PathLike] = None, require_gpu: bool = False,
+          ops: Optional[Sequence[str]] = None) -> Report:
     """Plan, build, run and synthesize a region query; results are kept in the workspace and a
     repeated query reuses them. Collections that need a GPU the machine lacks are listed in
-    ``Report.not_collected`` (or raise with ``require_gpu=True``)."""
-    args = ["query", *_query_args(program, kernel, region, scope, signals, workspace), "--json"]
+    ``Report.not_collected`` (or raise with ``require_gpu=True``). ``ops`` names the async op
+    sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``)."""
+    args = ["query", *_query_args(program, kernel, region, scope, signals, workspace, ops),
+            "--json"]
     if require_gpu:
         args.append("--require-gpu")
     # Exit 1: some task failed; the report still says which (failures), so it is returned.

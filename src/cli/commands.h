@@ -31,7 +31,7 @@ std::vector<Command> addRecipesCommands(CLI::App& app);
 /// The query flags `plan` and `query` share.
 struct QueryOptions {
   std::string queryFile;
-  std::string program, kernel, region, scope, signals, workspace;
+  std::string program, kernel, region, scope, signals, workspace, ops;
   std::string recipes;
 };
 /// Registers the shared query flags on a verb.

@@ -45,6 +45,11 @@ Result<query::Query> buildQuery(const QueryOptions& o) {
   auto signals = query::parseSignalList(o.signals);
   if (!signals) return std::unexpected(signals.error());
   q.signals = std::move(*signals);
+  if (!o.ops.empty()) {
+    auto ops = query::parseSignalList(o.ops);  // the same comma-separated list rules
+    if (!ops) return fail("query", fmt::format("--ops `{}` has an empty entry", o.ops));
+    q.ops = std::move(*ops);
+  }
   return q;
 }
 
@@ -104,7 +109,7 @@ Result<PreparedQuery> prepareQuery(const QueryOptions& o) {
 void addQueryOptions(CLI::App& verb, QueryOptions& o) {
   verb.add_option("--query", o.queryFile,
                   "Query as a JSON file (fields program, kernel, "
-                  "region, scope, signals, workspace)");
+                  "region, scope, signals, workspace, ops)");
   verb.add_option("--program", o.program, "Program spec (argus.yaml), .cu or .ptx");
   verb.add_option("--kernel", o.kernel, "Kernel name (default: the only kernel)");
   verb.add_option("--region", o.region, "Region path (main/body) or ID; covers its subtree");
@@ -114,6 +119,9 @@ void addQueryOptions(CLI::App& verb, QueryOptions& o) {
   verb.add_option("--signals", o.signals, "Comma-separated signals (`argus recipes` lists them)");
   verb.add_option("--workspace", o.workspace,
                   "Workspace directory (default .argus beside the program)");
+  verb.add_option("--ops", o.ops,
+                  "op_latency: comma-separated op IDs to probe (`argus ptx discover` lists them; "
+                  "default every site in the region's subtree)");
   verb.add_option("--recipes", o.recipes, "Recipe directory (default: the shipped catalog)");
 }
 

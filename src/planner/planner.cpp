@@ -138,6 +138,7 @@ class Builder {
       if (recipe.kind == RecipeKind::Discovery) {
         synth.config["probe_recipe"] = probeRecipeFor(recipe);
         synth.config["kernel"] = out_.kernel;
+        if (!query_.ops.empty()) synth.config["ops"] = query_.ops;
         if (triton_) synth.config["triton_dump"] = ensurePtx();
         // Discovery still lists the sites and builds probe variants when the reference run
         // cannot happen here (no GPU); only the reference's instance counts are then missing.

@@ -8,19 +8,22 @@
 namespace argus::query {
 
 nlohmann::json toJson(const Query& query) {
-  return nlohmann::json{{"program", query.program}, {"kernel", query.kernel},
-                        {"region", query.region},   {"scope", query.scope.canonical()},
-                        {"signals", query.signals}, {"workspace", query.workspace}};
+  nlohmann::json j{{"program", query.program}, {"kernel", query.kernel},
+                   {"region", query.region},   {"scope", query.scope.canonical()},
+                   {"signals", query.signals}, {"workspace", query.workspace}};
+  if (!query.ops.empty()) j["ops"] = query.ops;
+  return j;
 }
 
 Result<Query> queryFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return fail("query", "a query must be a JSON object");
-  static const char* known[] = {"program", "kernel", "region", "scope", "signals", "workspace"};
+  static const char* known[] = {"program", "kernel",    "region", "scope",
+                                "signals", "workspace", "ops"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) ==
         std::end(known))
       return fail("query", fmt::format("unknown field `{}`; a query has program, kernel, region, "
-                                       "scope, signals and workspace",
+                                       "scope, signals, workspace and ops",
                                        key));
   }
   Query query;
@@ -48,6 +51,16 @@ Result<Query> queryFromJson(const nlohmann::json& json) {
     if (!s.is_string() || s.get<std::string>().empty())
       return fail("query", "every entry of `signals` must be a non-empty string");
     query.signals.push_back(s.get<std::string>());
+  }
+  if (json.contains("ops")) {
+    if (!json["ops"].is_array())
+      return fail("query",
+                  "field `ops` must be an array of op IDs (`argus ptx discover` lists them)");
+    for (const auto& op : json["ops"]) {
+      if (!op.is_string() || op.get<std::string>().empty())
+        return fail("query", "every entry of `ops` must be a non-empty op ID");
+      query.ops.push_back(op.get<std::string>());
+    }
   }
   return query;
 }

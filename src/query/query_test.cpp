@@ -16,6 +16,11 @@ TEST(Query, JsonRoundTrip) {
   auto back = queryFromJson(toJson(q));
   ASSERT_TRUE(back) << back.error().text();
   EXPECT_EQ(*back, q);
+  EXPECT_FALSE(toJson(q).contains("ops"));  // absent unless given
+  q.ops = {"312c7c1477af4fae:tma_load:1"};
+  auto withOps = queryFromJson(toJson(q));
+  ASSERT_TRUE(withOps) << withOps.error().text();
+  EXPECT_EQ(*withOps, q);
 }
 
 TEST(Query, JsonErrorsNameTheField) {
@@ -31,6 +36,9 @@ TEST(Query, JsonErrorsNameTheField) {
   auto badSignals = base;
   badSignals["signals"] = nlohmann::json::array();
   EXPECT_NE(queryFromJson(badSignals).error().message.find("`signals`"), std::string::npos);
+  auto badOps = base;
+  badOps["ops"] = "x";
+  EXPECT_NE(queryFromJson(badOps).error().message.find("`ops`"), std::string::npos);
   auto badScope = base;
   badScope["scope"] = "lane=1";
   EXPECT_NE(queryFromJson(badScope).error().message.find("unknown coordinate"), std::string::npos);

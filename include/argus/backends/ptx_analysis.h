@@ -31,6 +31,9 @@ struct ProbeDiscoveryInput {
   std::string programVersion;
   std::string kernel;  ///< Mangled kernel name.
   std::string region;  ///< Region path; its subtree is searched (empty: whole kernel).
+  /// Op IDs to probe (the query's `ops`); empty = every site. An ID that is not a site of the
+  /// region's subtree is an error that lists the sites.
+  std::vector<std::string> ops;
   /// The query's scope. Its `iter` clause selects the probed iterations (default: every
   /// iteration the reference run recorded); its other clauses are traced by every probe.
   query::Scope scope;

@@ -20,10 +20,14 @@ struct Query {
   Scope scope;
   std::vector<std::string> signals;
   std::string workspace;  ///< Workspace directory; empty = `.argus` beside the program.
+  /// Async op sites to probe (op IDs from `argus ptx discover`); empty = every site in the
+  /// region's subtree. Only `op_latency` uses it.
+  std::vector<std::string> ops;
   friend bool operator==(const Query&, const Query&) = default;
 };
 
-/// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace"}.
+/// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace",
+/// "ops" [..] (optional)}.
 [[nodiscard]] nlohmann::json toJson(const Query& query);
 /// Parses the JSON form; errors name the field.
 [[nodiscard]] Result<Query> queryFromJson(const nlohmann::json& json);

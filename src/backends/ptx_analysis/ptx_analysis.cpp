@@ -94,6 +94,20 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
   if (!module) return std::unexpected(module.error());
   auto sites = analysis::discoverAsyncOps(*module, in.kernel, in.region);
   if (!sites) return std::unexpected(sites.error());
+  if (!in.ops.empty()) {
+    std::vector<std::string> known;
+    for (const auto& s : *sites) known.push_back(s.opId);
+    for (const auto& op : in.ops)
+      if (std::find(known.begin(), known.end(), op) == known.end())
+        return fail(
+            "ptx_analysis",
+            fmt::format("op `{}` is not an async op site of {}; its sites are: {}", op,
+                        in.region.empty() ? "the kernel" : "region `" + in.region + "`",
+                        known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+    std::erase_if(*sites, [&](const analysis::OpSite& s) {
+      return std::find(in.ops.begin(), in.ops.end(), s.opId) == in.ops.end();
+    });
+  }
 
   std::optional<ReferenceCounts> reference;
   if (in.referenceBundle) {
@@ -274,6 +288,9 @@ Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry, bo
               if (b.name == "ptx") in.ptxTask = b.task;
             in.programVersion = ctx.task.programVersion;
             in.kernel = ctx.task.config.value("kernel", "");
+            if (auto ops = ctx.task.config.find("ops");
+                ops != ctx.task.config.end() && ops->is_array())
+              for (const auto& op : *ops) in.ops.push_back(op.get<std::string>());
             in.tritonDumpTask = ctx.task.config.value("triton_dump", "");
             in.region = ctx.task.region;
             auto scope = query::parseScope(ctx.task.scope);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "argus/analysis/discover.h"
 #include "argus/backends/run.h"
 #include "argus/passes/transforms.h"
 #include "argus/ptx/parser.h"
@@ -196,6 +197,30 @@ TEST_F(TmaGemmDiscovery, WithoutReferenceOnlyAnExplicitIterScopeMakesBranches) {
   for (const auto& b : built->branches) EXPECT_NE(b.type, runtime::TaskType::Collect) << b.id;
   EXPECT_EQ(built->opSites["not_collected"].size(), 4u);
   EXPECT_TRUE(built->opSites["reference"].contains("note"));
+}
+
+// The query's `ops` narrows discovery to named sites: one op in one iteration is one probe.
+TEST_F(TmaGemmDiscovery, OpsSelectSitesAndUnknownOpsListTheSites) {
+  auto in = input("mainloop/tma_load", "iter=0");
+  auto module = ptx::parseModule(in.ptx, "tma_gemm.ptx");
+  ASSERT_TRUE(module) << module.error().text();
+  auto sites = analysis::discoverAsyncOps(*module, "tma_gemm", "mainloop/tma_load");
+  ASSERT_TRUE(sites) << sites.error().text();
+  ASSERT_EQ(sites->size(), 2u);
+  const std::string second = (*sites)[1].opId;
+
+  in.ops = {second};
+  in.collect = false;
+  auto one = discoverProbes(in);
+  ASSERT_TRUE(one) << one.error().text();
+  ASSERT_EQ(one->opSites["probes"].size(), 1u);
+  EXPECT_EQ(one->opSites["probes"][0]["op"], second);
+
+  in.ops = {"no-such-op"};
+  auto bad = discoverProbes(in);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("no-such-op"), std::string::npos);
+  EXPECT_NE(bad.error().message.find(second), std::string::npos);  // lists the sites
 }
 
 TEST(CpAsyncDiscovery, PrologueSitesOutsideTheIterationLoopAreRefusedWithTheReason) {
