@@ -508,69 +508,60 @@ class LowerMarkersToTracePass final : public Pass {
               "\tand.b32 %argus_t1, %argus_t1, %argus_t0;\n"
               "\tsetp.eq.u32 %argus_lead, %argus_t1, 0;\n";
         }
-        if (paired) {
-          // Converged warp: one store instruction, lanes 0 and 1 each write one half (selected
-          // per lane). Diverged warp: the leader writes both halves, as with `leader`.
-          text += fmt::format(
-              "\tsetp.eq.and.u32 %argus_full, %argus_t0, -1, {0};\n"
-              "\tnot.pred %argus_c, %argus_full;\n"
-              "\tand.pred %argus_st, {0}, %argus_lead;\n"
-              "\tand.pred %argus_st, %argus_st, %argus_c;\n"
-              "\tand.pred %argus_c, %argus_full, %argus_pl;\n"
-              "\tmin.u32 %argus_t1, %argus_cnt, %argus_last;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_t1, {1}, %argus_base;\n"
-              "\tshl.b32 %argus_t2, %argus_cnt, 8;\n"
-              "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n"
-              "\tmov.b64 {{%argus_h0, %argus_h1}}, %argus_b{3};\n"
-              "\tmov.b64 {{%argus_h2, %argus_h3}}, %argus_now;\n"
-              "\tselp.b32 %argus_d0, %argus_h0, %argus_m{3}, %argus_l0;\n"
-              "\tselp.b32 %argus_d1, %argus_h1, %argus_cta, %argus_l0;\n"
-              "\tselp.b32 %argus_d2, %argus_h2, %argus_i{3}, %argus_l0;\n"
-              "\tselp.b32 %argus_d3, %argus_h3, %argus_t2, %argus_l0;\n"
-              "\tadd.s64 %argus_a2, %argus_addr, %argus_loff;\n"
-              "\t@%argus_c st.global.{2}.v4.u32 [%argus_a2], {{%argus_d0, %argus_d1, %argus_d2, "
-              "%argus_d3}};\n"
-              "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
-              "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
-              "%argus_i{3}, %argus_t2}};\n"
-              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
-              active, sizeof(trace::TraceRecord), options_.storeCache, k);
-          ++recordSites_;
-          ++markersLowered_;
-          code[statement] = std::move(text);
-          continue;
-        }
         if (options_.overflow == "clamp") {
           // Branch-free: clamp the slot, tag the record with its sequence number, always count.
+          text += fmt::format("\tand.pred %argus_st, {}, %argus_lead;\n", active);
+          if (paired) {
+            // Converged warp: lanes 0 and 1 write one half each (below); the leader's two
+            // stores remain for a diverged warp.
+            text += fmt::format(
+                "\tsetp.eq.and.u32 %argus_full, %argus_t0, -1, {0};\n"
+                "\tnot.pred %argus_c, %argus_full;\n"
+                "\tand.pred %argus_st, %argus_st, %argus_c;\n"
+                "\tand.pred %argus_c, %argus_full, %argus_pl;\n",
+                active);
+          }
           text += fmt::format(
-              "\tand.pred %argus_st, {0}, %argus_lead;\n"
               "\tmin.u32 %argus_t1, %argus_cnt, %argus_last;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_t1, {1}, %argus_base;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_t1, {0}, %argus_base;\n"
               "\tshl.b32 %argus_t2, %argus_cnt, 8;\n"
-              "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n"
+              "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n",
+              sizeof(trace::TraceRecord));
+          if (paired) {
+            // One store instruction: each of lanes 0 and 1 selects its half of the record.
+            text += fmt::format(
+                "\tmov.b64 {{%argus_h0, %argus_h1}}, %argus_b{1};\n"
+                "\tmov.b64 {{%argus_h2, %argus_h3}}, %argus_now;\n"
+                "\tselp.b32 %argus_d0, %argus_h0, %argus_m{1}, %argus_l0;\n"
+                "\tselp.b32 %argus_d1, %argus_h1, %argus_cta, %argus_l0;\n"
+                "\tselp.b32 %argus_d2, %argus_h2, %argus_i{1}, %argus_l0;\n"
+                "\tselp.b32 %argus_d3, %argus_h3, %argus_t2, %argus_l0;\n"
+                "\tadd.s64 %argus_a2, %argus_addr, %argus_loff;\n"
+                "\t@%argus_c st.global.{0}.v4.u32 [%argus_a2], {{%argus_d0, %argus_d1, "
+                "%argus_d2, %argus_d3}};\n",
+                options_.storeCache, k);
+          }
+          text += fmt::format(
+              "\t@%argus_st st.global.{1}.v2.u64 [%argus_addr], {{%argus_b{2}, %argus_now}};\n"
+              "\t@%argus_st st.global.{1}.v4.u32 [%argus_addr+16], {{%argus_m{2}, %argus_cta, "
+              "%argus_i{2}, %argus_t2}};\n"
+              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
+              active, options_.storeCache, k);
+        } else {
+          text += fmt::format(
+              "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
+              "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
+              "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
+              "\tand.pred %argus_ov, %argus_ov, %argus_lead;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
               "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
               "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
-              "%argus_i{3}, %argus_t2}};\n"
-              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
-              active, sizeof(trace::TraceRecord), options_.storeCache, k);
-          ++recordSites_;
-          ++markersLowered_;
-          code[statement] = std::move(text);
-          continue;
+              "%argus_i{3}, %argus_warp}};\n"
+              "\t@%argus_ok add.u32 %argus_cnt, %argus_cnt, 1;\n"
+              "\t@%argus_ov red.global.add.u64 [%argus_hdr+{4}], 1;\n",
+              active, sizeof(trace::TraceRecord), options_.storeCache, k,
+              offsetof(trace::TraceHeader, dropped));
         }
-        text += fmt::format(
-            "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
-            "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
-            "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
-            "\tand.pred %argus_ov, %argus_ov, %argus_lead;\n"
-            "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
-            "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
-            "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
-            "%argus_i{3}, %argus_warp}};\n"
-            "\t@%argus_ok add.u32 %argus_cnt, %argus_cnt, 1;\n"
-            "\t@%argus_ov red.global.add.u64 [%argus_hdr+{4}], 1;\n",
-            active, sizeof(trace::TraceRecord), options_.storeCache, k,
-            offsetof(trace::TraceHeader, dropped));
         ++recordSites_;
       }
       ++markersLowered_;
