@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (no package registries there): unpacks the carried .debs into
-# /tmp/argus-deps, configures and builds Argus against them. Prints the build dir.
+# /tmp/argus-deps, configures and builds Argus against them (the given targets, else everything;
+# in $ARGUS_BUILD_DIR, else /tmp/argus-build). Prints the build dir; the build's output goes to
+# stderr. Usage: device-build.sh [TARGET...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 deps=/tmp/argus-deps
@@ -11,5 +13,6 @@ export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LI
 build="${ARGUS_BUILD_DIR:-/tmp/argus-build}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" >&2
-cmake --build "$build" -j "$(nproc)" >&2
+if [ $# -gt 0 ]; then set -- --target "$@"; fi
+cmake --build "$build" -j "$(nproc)" "$@" >&2
 echo "$build"

@@ -28,18 +28,10 @@ finish() {
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$root"
 
-deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then
-  for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$deps"; done
-fi
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-build="${ARGUS_BUILD_DIR:-/tmp/argus-build}"
+export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 targets=(argus argus_cupti_sass argus_attribution_gpu_test argus_bench_pc_overhead)
 start=$(date +%s)
-if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
-  >"$work/logs/build.log" 2>&1 ||
-  ! cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >>"$work/logs/build.log" 2>&1; then
+if ! build=$("$root"/scripts/gpu/device-build.sh "${targets[@]}" 2>"$work/logs/build.log"); then
   tail -40 "$work/logs/build.log" | tee -a "$summary"
   cp "$work/logs/build.log" "$out/build.log"
   finish 1

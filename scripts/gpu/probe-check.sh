@@ -10,13 +10,8 @@ what="${1:-all}"
 mkdir -p "$out"
 cd "$root"
 export PATH=/usr/local/cuda/bin:$PATH
-deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$deps"; done; fi
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-build=/tmp/argus-build
-{ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" &&
-  cmake --build "$build" -j "$(nproc)" --target argus argus_inject; } >"$out/build.log" 2>&1 || {
+export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+build=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || {
   tail -30 "$out/build.log"; exit 1; }
 argus="$build/argus"
 status=0

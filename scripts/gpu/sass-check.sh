@@ -24,19 +24,11 @@ finish() {
 }
 export PATH=/usr/local/cuda/bin:$PATH
 
-deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then
-  for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$deps"; done
-fi
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-build="${ARGUS_BUILD_DIR:-/tmp/argus-build}"
+export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 targets=(argus_cupti_sass argus_pc_compare argus_example_nested_regions argus_pc_evidence_tests
   argus_backend_ncu_tests argus_inject)
 say "== build ($(nproc) cores): ${targets[*]}"
-if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
-  >"$work/logs/build.log" 2>&1 ||
-  ! cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >>"$work/logs/build.log" 2>&1; then
+if ! build=$("$root"/scripts/gpu/device-build.sh "${targets[@]}" 2>"$work/logs/build.log"); then
   tail -40 "$work/logs/build.log" | tee -a "$summary"
   finish 1
 fi

@@ -12,13 +12,9 @@ set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 out="${OUT:-/tmp/argus-out}"
 mkdir -p "$out"
-deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then for deb in .debs/*.deb; do dpkg -x "$deb" "$deps"; done; fi
-export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu
-B=/tmp/argus-build-lead
-{ cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH=$deps/usr \
-    -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" && cmake --build $B -j "$(nproc)" --target argus argus_inject; } \
-  >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+B=$(ARGUS_BUILD_DIR=/tmp/argus-build-lead scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") ||
+  { tail -30 "$out/build.log"; exit 1; }
 inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=bench/trace_overhead/argus.yaml
 w=/tmp/bisect

@@ -21,16 +21,9 @@ mkdir -p "$out"
 summary="$out/triton-query-summary.txt"
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
-deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then
-  for deb in .debs/*.deb; do dpkg -x "$deb" "$deps"; done
-fi
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-B="${ARGUS_BUILD_DIR:-/tmp/argus-build}"
+export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 start=$(date +%s)
-if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$deps/usr" \
-  -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" && cmake --build "$B" -j "$(nproc)" --target argus argus_inject; } \
-  >"$out/triton-query-build.log" 2>&1; then
+if ! B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/triton-query-build.log"); then
   tail -30 "$out/triton-query-build.log"
   exit 1
 fi
