@@ -9,23 +9,16 @@ number is `derived` with the probe's variant/collect tasks as provenance.
 Exits 77 (skip) when there is no GPU. Usage: probe_test.py ARGUS SOURCE_DIR
 """
 import json
-import shutil
+import os
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gpu_checks import check, failures, require_gpu  # noqa: E402
+
 argus, source = sys.argv[1], sys.argv[2]
-if shutil.which("nvidia-smi") is None or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0:
-    print("SKIP: no CUDA device (nvidia-smi lists none)")
-    sys.exit(77)
-
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+require_gpu()
 
 
 with tempfile.TemporaryDirectory() as ws:
