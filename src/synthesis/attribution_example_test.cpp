@@ -19,6 +19,7 @@
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 #include "argus/synthesis/attribution.h"
+#include "shared_callee_truth.h"
 #include "warp_replay_test_util.h"
 
 namespace argus::synthesis {
@@ -26,14 +27,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// examples/shared_callee/shared_callee.h and its launch: 64 blocks x 128 threads.
-constexpr uint64_t kLightCalls = 6;
-constexpr uint64_t kLightTrips = 4;
-constexpr uint64_t kHeavyCalls = 2;
-constexpr uint64_t kHeavyTrips = 96;
-constexpr uint64_t kInlineTrips = 10;
-constexpr uint64_t kWarps = 64 * 128 / 32;
-const std::string kKernel = "shared_callee";
+using testing::kHeavyCalls;
+using testing::kKernel;
+using testing::kLightCalls;
+using testing::kWarps;
 const std::string kHelper = "_Z12sharedHelperfi";
 
 struct Build {
@@ -106,19 +103,7 @@ class SharedCalleeBuilds : public ::testing::Test {
       }
       return "?";
     };
-    // Kernel loops by the region of their back edge; helper loops by the region of the call.
-    auto trips = [&](uint64_t backEdge, const std::vector<uint64_t>& calls) -> uint64_t {
-      const std::string region = calls.empty() ? ownerAt(backEdge) : ownerAt(calls.back());
-      const std::map<std::string, uint64_t> kernelLoops = {
-          {"light", kLightCalls}, {"heavy", kHeavyCalls}, {"inline_work", kInlineTrips}};
-      const std::map<std::string, uint64_t> helperLoops = {{"light", kLightTrips},
-                                                           {"heavy", kHeavyTrips}};
-      const auto& table = calls.empty() ? kernelLoops : helperLoops;
-      auto found = table.find(region);
-      EXPECT_NE(found, table.end()) << "loop at " << backEdge << " in region `" << region << "`";
-      return found == table.end() ? 1 : found->second;
-    };
-    auto replay = testing::replayWarp(functions.at(kKernel), trips);
+    auto replay = testing::replayWarp(functions.at(kKernel), testing::sharedCalleeTrips(ownerAt));
     ASSERT_TRUE(replay.has_value()) << replay.error().text();
     build.perWarp = std::move(replay->perPc);
     build.byCallSite = std::move(replay->byCallSite);

@@ -25,6 +25,7 @@
 #include "argus/support/process.h"
 #include "argus/synthesis/attribution.h"
 #include "argus/workspace/workspace.h"
+#include "shared_callee_truth.h"
 #include "warp_replay_test_util.h"
 
 namespace argus::synthesis {
@@ -33,9 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr uint64_t kLightCalls = 6, kLightTrips = 4, kHeavyCalls = 2, kHeavyTrips = 96,
-                   kInlineTrips = 10, kWarps = 64 * 128 / 32;
-const std::string kKernel = "shared_callee";
+using testing::kKernel;
+using testing::kWarps;
 
 bool haveGpu() {
   auto smi = runProcess(
@@ -122,18 +122,7 @@ TEST(SharedCalleeOnGpu, AttributedInstructionsEqualTheGroundTruthAndTheKernelTot
         return e.owners[0].region.empty() ? std::string(kOutsideRegions) : e.owners[0].region;
     return "?";
   };
-  auto trips = [&](uint64_t backEdge, const std::vector<uint64_t>& calls) -> uint64_t {
-    const std::string region = calls.empty() ? ownerAt(backEdge) : ownerAt(calls.back());
-    const std::map<std::string, uint64_t> kernelLoops = {
-        {"light", kLightCalls}, {"heavy", kHeavyCalls}, {"inline_work", kInlineTrips}};
-    const std::map<std::string, uint64_t> helperLoops = {{"light", kLightTrips},
-                                                         {"heavy", kHeavyTrips}};
-    const auto& table = calls.empty() ? kernelLoops : helperLoops;
-    auto found = table.find(region);
-    EXPECT_NE(found, table.end()) << "loop at " << backEdge << " in `" << region << "`";
-    return found == table.end() ? 1 : found->second;
-  };
-  auto replay = testing::replayWarp(functions.at(kKernel), trips);
+  auto replay = testing::replayWarp(functions.at(kKernel), testing::sharedCalleeTrips(ownerAt));
   ASSERT_TRUE(replay.has_value()) << replay.error().text();
   std::map<std::string, double> truth;
   double truthTotal = 0.0;
