@@ -40,10 +40,10 @@ query::Query runningExample() {
   return q;
 }
 
-TEST(Planner, RunningExampleMatchesTheGoldenPlan) {
-  auto plan = planQuery(runningExample(), catalog(), tmaGemm());
+/// `plan` printed with --explain equals tests/data/plans/NAME (ARGUS_UPDATE_GOLDEN=1 rewrites it).
+void expectGoldenPlan(const Result<QueryPlan>& plan, const std::string& name) {
   ASSERT_TRUE(plan) << plan.error().text();
-  const std::string golden = std::string(ARGUS_TEST_DATA_DIR) + "/plans/running_example.txt";
+  const std::string golden = std::string(ARGUS_TEST_DATA_DIR) + "/plans/" + name;
   if (std::getenv("ARGUS_UPDATE_GOLDEN") != nullptr) {
     ASSERT_TRUE(writeFile(golden, toText(*plan, true)));
   }
@@ -51,6 +51,10 @@ TEST(Planner, RunningExampleMatchesTheGoldenPlan) {
   ASSERT_TRUE(expected) << "missing " << golden << "; it should hold:\n" << toText(*plan, true);
   EXPECT_EQ(toText(*plan, true), *expected)
       << "regenerate " << golden << " if the change is intended";
+}
+
+TEST(Planner, RunningExampleMatchesTheGoldenPlan) {
+  expectGoldenPlan(planQuery(runningExample(), catalog(), tmaGemm()), "running_example.txt");
 }
 
 TEST(Planner, RunningExampleSeparatesTracingMappingAndCounters) {
@@ -230,16 +234,8 @@ query::Query tritonQuery(std::vector<std::string> signals) {
 }
 
 TEST(Planner, TritonPlanMatchesTheGoldenPlan) {
-  auto plan = planQuery(tritonQuery({"duration", "op_latency"}), catalog(), tritonMatmul());
-  ASSERT_TRUE(plan) << plan.error().text();
-  const std::string golden = std::string(ARGUS_TEST_DATA_DIR) + "/plans/triton_matmul.txt";
-  if (std::getenv("ARGUS_UPDATE_GOLDEN") != nullptr) {
-    ASSERT_TRUE(writeFile(golden, toText(*plan, true)));
-  }
-  auto expected = readFile(golden);
-  ASSERT_TRUE(expected) << "missing " << golden << "; it should hold:\n" << toText(*plan, true);
-  EXPECT_EQ(toText(*plan, true), *expected)
-      << "regenerate " << golden << " if the change is intended";
+  expectGoldenPlan(planQuery(tritonQuery({"duration", "op_latency"}), catalog(), tritonMatmul()),
+                   "triton_matmul.txt");
 }
 
 TEST(Planner, TritonPtxComesFromADumpRunOnAGpu) {
