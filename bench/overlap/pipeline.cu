@@ -21,9 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "pipeline_common.h"
 #include "tma_gemm.h"
 
 namespace {
+
+namespace bench = argus::bench;
 
 constexpr int kCopyThreads = 512;
 constexpr int kCopySmem = 160 * 1024;  // one copy CTA per SM, and no GEMM CTA beside it
@@ -32,14 +35,7 @@ const int kSplits[] = {1, 2, 4, 8};
 const int kCommSms[] = {8, 16, 32, 64};
 const int kSteps[] = {1, 2};
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#define CHECK ARGUS_BENCH_CHECK
 
 __global__ void argus_comm_copy(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
   extern __shared__ int4 reserve[];
@@ -60,17 +56,9 @@ void copyChunk(const void* src, void* dst, size_t bytes, int sms, cudaStream_t s
 }
 
 int commSweep(const char* shapes) {
-  std::string list = shapes;
-  size_t at = 0;
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  while (at < list.size()) {
-    size_t end = list.find(',', at);
-    if (end == std::string::npos) end = list.size();
-    const std::string shape = list.substr(at, end - at);
-    at = end + 1;
-    const long m = std::atol(shape.c_str());
-    const long k = std::atol(shape.substr(shape.find(':') + 1).c_str());
+  for (const auto& [m, k] : bench::parseShapes(shapes)) {
     const size_t bytes = static_cast<size_t>(m) * k * sizeof(__half);
     void *src, *dst;
     CHECK(cudaMalloc(&src, bytes));
@@ -100,10 +88,7 @@ int commSweep(const char* shapes) {
   return 0;
 }
 
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 int grid(int m, int n, int k) {
   const size_t aBytes = static_cast<size_t>(m) * k * sizeof(__half);
@@ -181,13 +166,7 @@ int grid(int m, int n, int k) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      major != 9) {
-    std::printf("SKIP: needs an sm_90 device\n");
-    return 77;
-  }
+  argus::bench::requireSm90();
   // CUDA (and with it the injection library) is initialised before the first NVTX call.
   CHECK(cudaFree(nullptr));
   CHECK(cudaFuncSetAttribute(argus_comm_copy, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -10,8 +10,10 @@
 namespace argus::synthesis {
 
 CommTable::CommTable(const std::vector<CommGroup>& groups, std::string source) {
+  // A chunk of unknown size (an NCCL kernel outside any labelled range, such as a barrier's
+  // all-reduce) says nothing about time per byte: it stays out of the table.
   for (const auto& g : groups)
-    if (source.empty() || g.source == source) groups_.push_back(g);
+    if ((source.empty() || g.source == source) && g.bytes > 0) groups_.push_back(g);
 }
 
 Result<std::pair<double, bool>> CommTable::chunkTimeNs(uint64_t bytes, int sms) const {

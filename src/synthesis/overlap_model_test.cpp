@@ -65,6 +65,22 @@ TEST(OverlapModel, CommTableExactThenFit) {
   EXPECT_DOUBLE_EQ(CommTable(groups(), "nccl").launchOverheadNs(2), 0);
 }
 
+TEST(OverlapModel, ChunksOfUnknownSizeStayOutOfTheFit) {
+  // An NCCL barrier outside any labelled range: bytes 0, at R = 4, slow, with a large overhead.
+  auto g = groups();
+  CommGroup barrier;
+  barrier.source = "copy_kernel";
+  barrier.sms = 4;
+  barrier.medianNs = 9000;
+  barrier.launchOverheadNs = 7000;
+  g.push_back(barrier);
+  CommTable table(g);
+  auto fitted = table.chunkTimeNs(4000, 4);
+  ASSERT_TRUE(fitted);
+  EXPECT_NEAR(fitted->first, 300, 1e-9);
+  EXPECT_DOUBLE_EQ(table.launchOverheadNs(4), 5);
+}
+
 TEST(OverlapModel, RanksByPredictedTime) {
   // A = 64 x 31.25 halves... use bytes directly: m*k*2 = 4000 bytes at S = 1.
   GemmProblem p{.m = 128, .n = 128, .k = 16, .tileM = 64, .tileN = 128, .totalSms = 6};
