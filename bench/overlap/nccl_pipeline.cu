@@ -46,14 +46,13 @@ const int kSteps[] = {1, 2};
 constexpr int kChecks = 64;
 
 #define CHECK ARGUS_BENCH_CHECK
-#define NCCL_CHECK(call)                                                                   \
-  do {                                                                                     \
-    ncclResult_t r_ = (call);                                                              \
-    if (r_ != ncclSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                    \
-                   ncclGetErrorString(r_));                                                \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+#define NCCL_CHECK(call)                                                                         \
+  do {                                                                                           \
+    ncclResult_t r_ = (call);                                                                    \
+    if (r_ != ncclSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 struct Options {
@@ -328,8 +327,7 @@ int runRank(int rank, int ranks, int idIn, int idOut[], int argc, char** argv,
 }
 
 int usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--ranks W] [--reps N] comm M:K[,M:K...] | grid M N K\n",
-               argv0);
+  std::fprintf(stderr, "usage: %s [--ranks W] [--reps N] comm M:K[,M:K...] | grid M N K\n", argv0);
   return 2;
 }
 
@@ -347,8 +345,8 @@ int main(int argc, char** argv) {
     }
   }
   const int n = static_cast<int>(args.size());
-  if (n < 2 || !((args[1] == std::string("comm") && n == 3) ||
-                 (args[1] == std::string("grid") && n == 5)) ||
+  if (n < 2 ||
+      !((args[1] == std::string("comm") && n == 3) || (args[1] == std::string("grid") && n == 5)) ||
       options.reps < 1)
     return usage(argv[0]);
   // The parent asks for the GPU count in a child, so that it never starts CUDA itself: CUDA

@@ -287,10 +287,11 @@ int main(int argc, char** argv) {
         validation["torch_allgather_ns"] = it->second.value("allgather_ns", 0.0);
         validation["torch_matmul_ns"] = it->second.value("matmul_ns", 0.0);
         validation["gain_over_torch"] = torch / bestTop - 1.0;
-        std::printf("PyTorch all-gather then matmul: %.0f ns (all-gather %.0f, matmul %.0f); "
-                    "model's top-%d best vs it: %+.1f %% throughput\n",
-                    torch, it->second.value("allgather_ns", 0.0),
-                    it->second.value("matmul_ns", 0.0), top, 100.0 * (torch / bestTop - 1.0));
+        std::printf(
+            "PyTorch all-gather then matmul: %.0f ns (all-gather %.0f, matmul %.0f); "
+            "model's top-%d best vs it: %+.1f %% throughput\n",
+            torch, it->second.value("allgather_ns", 0.0), it->second.value("matmul_ns", 0.0), top,
+            100.0 * (torch / bestTop - 1.0));
       }
       shape["validation"] = validation;
     }
