@@ -234,6 +234,9 @@ int grid(const Comms& comms, long m, long n, long k, const Options& options) {
     CHECK(cudaEventElapsedTime(&ms, start, stop));
     return comms.maxOverRanks(ms);
   };
+  if (comms.rank == 0)
+    std::printf("{\"kind\":\"occupancy\",\"kernel\":\"tma_gemm\",\"ctas_per_sm\":%d}\n",
+                tmaGemmCtasPerSm());
   int failures = 0;
   for (int s : kSplits) {
     const long rows = m / s, slice = rows / comms.ranks;

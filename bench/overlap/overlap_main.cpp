@@ -9,7 +9,10 @@
 //
 // argus_overlap --trace T.jsonl --regions M,N,K=R.json [--regions ...] [--grid G.jsonl]
 //               [--source nccl|copy_kernel] [--ranks W] [--comm-sms 2,4,8]
-//               [--baseline B.jsonl] [--sms 132] [--top 3] [--json OUT]
+//               [--alone M,N,K=R1.json] [--baseline B.jsonl] [--sms 132] [--top 3]
+//               [--json OUT]
+// --alone gives tile times at one CTA per SM (a report of a GEMM whose tiles fit one wave); the
+// grid file's `occupancy` line gives CTAs per SM. With both, t_comp follows co-residency.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,13 +37,15 @@ using namespace argus;
 struct Shape {
   int64_t m, n, k;
   std::string regions;
+  std::string alone;  ///< report of a one-wave GEMM with this N and K (one CTA per SM)
 };
 
 int usage(const char* why) {
   std::fprintf(stderr,
                "argus_overlap: %s\nusage: argus_overlap --trace T.jsonl --regions M,N,K=R.json "
                "[--regions ...] [--grid G.jsonl] [--source nccl|copy_kernel] [--ranks W] "
-               "[--comm-sms 8,16,32] [--baseline B.jsonl] [--sms 132] [--top 3] [--json OUT]\n"
+               "[--comm-sms 8,16,32] [--alone M,N,K=R1.json] [--baseline B.jsonl] [--sms 132] "
+               "[--top 3] [--json OUT]\n"
                "  --source nccl --ranks W: the trace holds NCCL all-gathers over W GPUs\n"
                "  (nccl_pipeline.cu); copy_kernel: pipeline.cu's one-GPU stand-in\n",
                why);
@@ -108,7 +113,8 @@ int main(int argc, char** argv) {
   std::vector<Shape> shapes;
   std::string source = "copy_kernel", baselineFile;
   std::vector<int> commSms{8, 16, 32, 64};
-  int sms = 132, top = 3, ranks = 1;
+  int sms = 132, top = 3, ranks = 1, ctasPerSm = 1;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> alone;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage(("missing value after " + a).c_str());
@@ -136,13 +142,18 @@ int main(int argc, char** argv) {
       commSms.clear();
       std::stringstream list(v);
       for (std::string item; std::getline(list, item, ',');) commSms.push_back(std::stoi(item));
-    } else if (a == "--regions") {
+    } else if (a == "--regions" || a == "--alone") {
       Shape s{};
       if (std::sscanf(v.c_str(), "%ld,%ld,%ld=", &s.m, &s.n, &s.k) != 3 ||
           v.find('=') == std::string::npos)
-        return usage("--regions wants M,N,K=FILE");
-      s.regions = v.substr(v.find('=') + 1);
-      shapes.push_back(s);
+        return usage((a + " wants M,N,K=FILE").c_str());
+      const std::string file = v.substr(v.find('=') + 1);
+      if (a == "--regions") {
+        s.regions = file;
+        shapes.push_back(s);
+      } else {
+        alone[{s.m, s.n, s.k}] = file;
+      }
     } else {
       return usage(("unknown option " + a).c_str());
     }
@@ -177,7 +188,9 @@ int main(int argc, char** argv) {
       if (j.is_discarded() || !j.is_object()) continue;
       const auto key = std::tuple{j.value("M", int64_t{0}), j.value("N", int64_t{0}),
                                   j.value("K", int64_t{0}), j.value("S", 0)};
-      if (j.value("kind", "") == "torch_baseline") {
+      if (j.value("kind", "") == "occupancy") {
+        ctasPerSm = std::max(1, j.value("ctas_per_sm", 1));
+      } else if (j.value("kind", "") == "torch_baseline") {
         baseline[{std::get<0>(key), std::get<1>(key), std::get<2>(key)}] = j;
       } else if (j.value("kind", "") == "gemm_chunk") {
         gemmAlone[key] = j.value("median_ns", 0.0);
@@ -209,6 +222,19 @@ int main(int argc, char** argv) {
     }
     synthesis::GemmProblem problem{.m = s.m, .n = s.n, .k = s.k, .tileM = 64, .tileN = 128};
     problem.totalSms = sms;
+    problem.ctasPerSm = ctasPerSm;
+    // The region run computed the whole shape on every SM: that many CTAs shared an SM.
+    const int64_t tiles = (s.m / problem.tileM) * (s.n / problem.tileN);
+    tile->coResident = static_cast<int>(std::min<int64_t>(ctasPerSm, (tiles + sms - 1) / sms));
+    if (auto it = alone.find({s.m, s.n, s.k}); it != alone.end()) {
+      auto one = tileTiming(it->second, s.k);
+      if (!one) {
+        std::fprintf(stderr, "%s\n", one.error().message.c_str());
+        status = 1;
+        continue;
+      }
+      tile->aloneNs = one->mainNs + one->epilogueNs;
+    }
     problem.gatherFraction = gather;
     synthesis::OverlapOptions options;
     options.commSms = commSms;
@@ -222,8 +248,10 @@ int main(int argc, char** argv) {
     for (auto& c : *ranked)
       if (auto it = measured.find({s.m, s.n, s.k, c.s, c.r, c.p}); it != measured.end())
         c.measuredNs = it->second;
-    std::printf("\nGEMM %ldx%ldx%ld  T_main/tile %.0f ns  T_epilogue/tile %.0f ns\n", s.m, s.n, s.k,
-                tile->mainNs, tile->epilogueNs);
+    std::printf(
+        "\nGEMM %ldx%ldx%ld  T_main/tile %.0f ns  T_epilogue/tile %.0f ns (%d CTAs/SM); "
+        "tile alone %.0f ns; occupancy %d CTAs/SM\n",
+        s.m, s.n, s.k, tile->mainNs, tile->epilogueNs, tile->coResident, tile->aloneNs, ctasPerSm);
     std::printf("%4s %3s %3s %2s %10s %10s %10s %12s %12s\n", "rank", "S", "R", "P", "chunk_KiB",
                 "t_comm", "t_comp", "predicted", "measured");
     json shape = {{"M", s.m},
@@ -231,6 +259,9 @@ int main(int argc, char** argv) {
                   {"K", s.k},
                   {"t_main_tile_ns", tile->mainNs},
                   {"t_epilogue_tile_ns", tile->epilogueNs},
+                  {"t_tile_alone_ns", tile->aloneNs},
+                  {"co_resident", tile->coResident},
+                  {"ctas_per_sm", ctasPerSm},
                   {"candidates", json::array()}};
     std::vector<double> predicted, actual;
     const synthesis::OverlapCandidate* bestMeasured = nullptr;

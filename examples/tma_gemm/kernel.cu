@@ -152,3 +152,13 @@ cudaError_t launchTmaGemm(const __half* a, const __half* b, float* c, int m, int
   tma_gemm<<<grid, kThreads, kSmemBytes, stream>>>(mapA, mapB, c, m, n, k);
   return cudaGetLastError();
 }
+
+int tmaGemmCtasPerSm() {
+  int ctas = 0;
+  if (cudaFuncSetAttribute(tma_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes) !=
+          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, tma_gemm, kThreads, kSmemBytes) !=
+          cudaSuccess)
+    return 0;
+  return ctas;
+}

@@ -13,3 +13,6 @@ inline constexpr int kTmaGemmBlockK = 64;
 /// with k contiguous). Launches asynchronously on `stream`; returns the first CUDA error.
 cudaError_t launchTmaGemm(const __half* a, const __half* b, float* c, int m, int n, int k,
                           cudaStream_t stream);
+
+/// How many tma_gemm CTAs one SM of the current device holds at once (0 on error).
+int tmaGemmCtasPerSm();

@@ -70,17 +70,26 @@ echo "torch: $(($(date +%s) - t0)) s"
 cat "$res/torch.jsonl"
 
 ws=/tmp/argus-ws-nccl
+query_shape() {  # M N K: argus's region timings of tma_gemm at that shape
+  local spec="$root/examples/tma_gemm/argus_${1}x${2}x${3}.yaml" t0
+  t0=$(date +%s)
+  sed "s|command: \[\"{exe}\"\]|command: [\"{exe}\", \"$1\", \"$2\", \"$3\"]|" \
+    "$root/examples/tma_gemm/argus.yaml" >"$spec"
+  timeout 150 "$B/argus" query --json --workspace $ws --program "$spec" --region "" \
+    --signals duration >"$res/regions_${1}x${2}x${3}.json" 2>>"$res/query.log" ||
+    { echo "query $1x$2x$3 failed:"; tail -5 "$res/query.log"; }
+  echo "query $1x$2x$3: $(($(date +%s) - t0)) s"
+}
 regions=()
 for s in "${SHAPES[@]}"; do
   set -- $s
-  spec="$root/examples/tma_gemm/argus_${1}x${2}x${3}.yaml"
-  sed "s|command: \[\"{exe}\"\]|command: [\"{exe}\", \"$1\", \"$2\", \"$3\"]|" \
-    "$root/examples/tma_gemm/argus.yaml" >"$spec"
-  timeout 120 "$B/argus" query --json --workspace $ws --program "$spec" --region "" \
-    --signals duration >"$res/regions_${1}x${2}x${3}.json" 2>>"$res/query.log" ||
-    tail -5 "$res/query.log"
+  query_shape "$1" "$2" "$3"
   regions+=(--regions "$1,$2,$3=$res/regions_${1}x${2}x${3}.json")
+  # The same N and K with at most one CTA per SM (one wave of <= 132 tiles).
+  rows=$((64 * (132 / ($2 / 128))))
+  [ -f "$res/regions_${rows}x${2}x${3}.json" ] || query_shape "$rows" "$2" "$3"
+  regions+=(--alone "$1,$2,$3=$res/regions_${rows}x${2}x${3}.json")
 done
 "$B/bench/overlap/argus_overlap" --trace "$res/comm_trace.jsonl" --source nccl --ranks 2 \
   --comm-sms 2,4,8,16,32 "${regions[@]}" --grid "$res/grid.jsonl" --baseline "$res/torch.jsonl" \
-  --json "$res/overlap.json" 2>&1 | tee "$res/overlap.txt"
+  --json "$res/overlap.json" 2>&1 | tee "$res/overlap.txt" | grep -E "^GEMM|top-|PyTorch"

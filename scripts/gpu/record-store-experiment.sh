@@ -8,7 +8,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 out="${OUT:-/tmp/argus-out}"
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(ARGUS_BUILD_DIR=/tmp/argus-build-rs scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") ||
+B=$(ARGUS_BUILD_DIR=${ARGUS_BUILD_DIR:-/tmp/argus-build-rs} scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") ||
   { tail -30 "$out/build.log"; exit 1; }
 for round in 1 2; do
   for mode in leader paired; do

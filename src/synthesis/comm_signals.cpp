@@ -2,6 +2,7 @@
 #include "argus/synthesis/comm_signals.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -100,6 +101,14 @@ CommSignals commSignals(const SystemTrace& trace) {
   std::sort(out.chunks.begin(), out.chunks.end(),
             [](const auto& a, const auto& b) { return a.startNs < b.startNs; });
 
+  // A chunk launched while an earlier one still ran waits in the queue: its launch-to-start is
+  // that wait, not launch overhead.
+  int64_t busyUntil = std::numeric_limits<int64_t>::min();
+  for (auto& c : out.chunks) {
+    c.queued = c.launchNs >= 0 && c.launchNs < busyUntil;
+    busyUntil = std::max(busyUntil, c.endNs);
+  }
+
   std::map<std::tuple<std::string, int, uint64_t>, std::vector<const CommChunk*>> groups;
   for (const auto& c : out.chunks) groups[{c.source, c.sms, c.bytes}].push_back(&c);
   for (const auto& [key, chunks] : groups) {
@@ -112,7 +121,8 @@ CommSignals commSignals(const SystemTrace& trace) {
     for (const auto* c : chunks) {
       times.push_back(static_cast<double>(c->timeNs()));
       sum += static_cast<double>(c->timeNs());
-      if (c->launchNs >= 0) launches.push_back(static_cast<double>(c->startNs - c->launchNs));
+      if (c->launchNs >= 0 && !c->queued)
+        launches.push_back(static_cast<double>(c->startNs - c->launchNs));
       first = std::min(first, c->startNs);
       last = std::max(last, c->endNs);
     }

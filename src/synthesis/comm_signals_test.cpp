@@ -55,7 +55,9 @@ TEST(CommSignals, LabelledChunksGroupBySizeAndSms) {
   EXPECT_DOUBLE_EQ(g.meanNs, 200);
   EXPECT_DOUBLE_EQ(g.medianNs, 200);
   EXPECT_DOUBLE_EQ(g.minNs, 100);
-  EXPECT_DOUBLE_EQ(g.launchOverheadNs, (15.0 + 85.0) / 2);
+  // The second chunk was launched (35) while the first ran (20-120): its 85 ns are queueing.
+  EXPECT_DOUBLE_EQ(g.launchOverheadNs, 15.0);
+  EXPECT_TRUE(s.chunks[1].queued);
   EXPECT_DOUBLE_EQ(g.chunkThroughputGBs, 5.0);  // 1000 B / 200 ns
   EXPECT_DOUBLE_EQ(g.sustainedGBs, 2000.0 / 400.0);
   EXPECT_EQ(s.groups[1].sms, 8);

@@ -63,13 +63,23 @@ double chunkComputeNs(const GemmProblem& problem, const TileTiming& tile, int s,
                         ((problem.n + problem.tileN - 1) / problem.tileN);
   const int64_t sms = problem.totalSms - r;
   if (sms <= 0 || rows <= 0) return 0;
-  const int64_t waves = (tiles + sms - 1) / sms;
-  return static_cast<double>(waves) * (tile.mainNs + tile.epilogueNs);
+  const int64_t occupancy = std::max(1, problem.ctasPerSm);
+  const int64_t perSm = (tiles + sms - 1) / sms;
+  const int64_t waves = (perSm + occupancy - 1) / occupancy;
+  const int64_t shared = std::min(perSm, occupancy);
+  const double measured = tile.mainNs + tile.epilogueNs;
+  double tileNs = measured;
+  if (tile.aloneNs > 0 && tile.coResident > 1)
+    tileNs = tile.aloneNs + (measured - tile.aloneNs) * static_cast<double>(shared - 1) /
+                                static_cast<double>(tile.coResident - 1);
+  else if (tile.aloneNs > 0 && shared == 1)
+    tileNs = tile.aloneNs;
+  return static_cast<double>(waves) * tileNs;
 }
 
-double pipelineTimeNs(int s, int p, double tCommNs, double tCompNs, double stageOverheadNs) {
+double pipelineTimeNs(int s, int p, double tCommNs, double tCompNs) {
   const double stages = static_cast<double>(s) / static_cast<double>(p);
-  const double comm = static_cast<double>(p) * tCommNs + stageOverheadNs;
+  const double comm = static_cast<double>(p) * tCommNs;
   const double comp = static_cast<double>(p) * tCompNs;
   return comm + (stages - 1.0) * std::max(comm, comp) + comp;
 }
@@ -95,8 +105,8 @@ Result<std::vector<OverlapCandidate>> rankOverlap(const GemmProblem& problem,
         c.tCommNs = t->first;
         c.commMeasured = t->second;
         c.tCompNs = chunkComputeNs(problem, tile, s, r);
-        c.stageOverheadNs = options.addLaunchOverhead ? comm.launchOverheadNs(r) : 0;
-        c.predictedNs = pipelineTimeNs(s, p, c.tCommNs, c.tCompNs, c.stageOverheadNs);
+        c.launchOverheadNs = options.addLaunchOverhead ? comm.launchOverheadNs(r) : 0;
+        c.predictedNs = c.launchOverheadNs + pipelineTimeNs(s, p, c.tCommNs, c.tCompNs);
         out.push_back(c);
       }
   std::stable_sort(out.begin(), out.end(),
@@ -112,7 +122,7 @@ nlohmann::json candidateJson(const OverlapCandidate& c) {
                       {"t_comm_ns", c.tCommNs},
                       {"t_comm_measured", c.commMeasured},
                       {"t_comp_ns", c.tCompNs},
-                      {"stage_overhead_ns", c.stageOverheadNs},
+                      {"launch_overhead_ns", c.launchOverheadNs},
                       {"predicted_ns", c.predictedNs},
                       {"qualification", "derived"}};
   if (c.measuredNs) j["measured_ns"] = *c.measuredNs;

@@ -18,8 +18,6 @@ TEST(OverlapModel, SeedFormulaForPOne) {
 TEST(OverlapModel, StepsPerBarrierGroupChunks) {
   // S = 4, P = 2: two stages of 2 chunks: 2*10 + 1*max(20, 60) + 60 = 140.
   EXPECT_DOUBLE_EQ(pipelineTimeNs(4, 2, 10, 30), 140);
-  // A per-stage overhead is paid on the communication side of each stage.
-  EXPECT_DOUBLE_EQ(pipelineTimeNs(2, 1, 10, 5, 4), 14 + 14 + 5);
 }
 
 TEST(OverlapModel, ComputeWavesOnTheSmsLeft) {
@@ -30,6 +28,21 @@ TEST(OverlapModel, ComputeWavesOnTheSmsLeft) {
   // 9 SMs reserved leave 1: 32 waves.
   EXPECT_DOUBLE_EQ(chunkComputeNs(p, t, 2, 9), 32 * 120);
   EXPECT_DOUBLE_EQ(chunkComputeNs(p, t, 2, 10), 0);
+}
+
+TEST(OverlapModel, ComputeWavesFollowOccupancy) {
+  // 64 tiles on 8 SMs: 8 per SM. Three CTAs fit an SM: ceil(8 / 3) = 3 waves of 3 co-resident.
+  GemmProblem p{.m = 1024, .n = 512, .k = 256, .tileM = 64, .tileN = 128, .totalSms = 10};
+  p.ctasPerSm = 3;
+  // Measured with 3 CTAs per SM: 300 ns a tile; alone: 100 ns.
+  TileTiming t{.mainNs = 280, .epilogueNs = 20, .aloneNs = 100, .coResident = 3};
+  EXPECT_DOUBLE_EQ(chunkComputeNs(p, t, 1, 2), 3 * 300);
+  // S = 8: 8 tiles on 8 SMs, one each: one wave at the alone time.
+  EXPECT_DOUBLE_EQ(chunkComputeNs(p, t, 8, 2), 100);
+  // S = 4: 16 tiles, 2 per SM: one wave at the time of 2 co-resident (interpolated: 200).
+  EXPECT_DOUBLE_EQ(chunkComputeNs(p, t, 4, 2), 200);
+  // Without an alone measurement every wave takes the measured time.
+  EXPECT_DOUBLE_EQ(chunkComputeNs(p, TileTiming{280, 20}, 8, 2), 300);
 }
 
 std::vector<CommGroup> groups() {

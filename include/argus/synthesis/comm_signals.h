@@ -30,6 +30,7 @@ struct CommChunk {
   int64_t endNs = 0;      ///< Last operation's GPU end.
   int64_t launchNs = -1;  ///< First operation's API enter (-1: not recorded).
   int ops = 0;
+  bool queued = false;  ///< Launched while an earlier chunk still ran (its wait is no overhead).
   [[nodiscard]] int64_t timeNs() const { return endNs - startNs; }
 };
 
@@ -40,9 +41,10 @@ struct CommGroup {
   std::string source;
   size_t chunks = 0;
   double meanNs = 0, medianNs = 0, minNs = 0;  ///< per-chunk GPU time
-  double launchOverheadNs = -1;                ///< median launch-to-start (-1: none recorded)
-  double chunkThroughputGBs = 0;               ///< bytes / median chunk time
-  double sustainedGBs = 0;  ///< all bytes / (last end - first start) of the group's chunks
+  /// Median launch-to-start of the chunks not queued behind another (-1: none recorded).
+  double launchOverheadNs = -1;
+  double chunkThroughputGBs = 0;  ///< bytes / median chunk time
+  double sustainedGBs = 0;        ///< all bytes / (last end - first start) of the group's chunks
 };
 
 struct CommSignals {
