@@ -44,6 +44,10 @@ const int kSplits[] = {1, 2, 4, 8};
 const int kCommCtas[] = {2, 4, 8, 16, 32};
 const int kSteps[] = {1, 2};
 constexpr int kChecks = 64;
+// Each timed run starts behind a GPU spin of this many cycles (about 0.1 ms), so that the host
+// has enqueued the whole pipeline before the start event: the times are the GPU's, not the
+// host's launch rate (torch_baseline.py does the same with torch.cuda._sleep).
+constexpr long long kSpinCycles = 200000;
 
 #define CHECK ARGUS_BENCH_CHECK
 #define NCCL_CHECK(call)                                                                         \
@@ -77,6 +81,12 @@ __global__ void fillB(__half* b, int rank, long n, long k) {
   for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n * k;
        i += static_cast<long>(gridDim.x) * blockDim.x)
     b[i] = __int2half_rn(bValue(rank, i / k, i % k));
+}
+
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
 }
 
 /// One rank's communicators: `ctl` for barriers and reductions of timings, one per R for data.
@@ -226,6 +236,7 @@ int grid(const Comms& comms, long m, long n, long k, const Options& options) {
   for (auto& e : landed) CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   auto timed = [&](cudaStream_t first, auto&& body) {
     comms.barrier();
+    spin<<<1, 1, 0, first>>>(kSpinCycles);
     CHECK(cudaEventRecord(start, first));
     body();
     CHECK(cudaEventRecord(stop, comp));

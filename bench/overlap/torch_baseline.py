@@ -7,6 +7,8 @@ M/W rows of A (M x K, FP16) and its own B (N x K); C = A_gathered · Bᵀ. One p
 
 Prints one JSON line per shape (rank 0): the slowest rank's median of all-gather + matmul, and
 of each alone. The FP16 product is cast to FP32, as tma_gemm writes FP32; the cast is timed.
+Each timed run starts behind a GPU sleep (torch.cuda._sleep), so that Python has enqueued the
+work before the start event, as nccl_pipeline.cu does.
 NVLink multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1)."""
 
 import argparse
@@ -43,16 +45,17 @@ def run(rank, world, args, port):
 
     def timed(body):
         times = []
-        for rep in range(args.reps + 2):
+        for rep in range(args.reps + args.warmup):
             dist.barrier()
             torch.cuda.synchronize()
             start = torch.cuda.Event(enable_timing=True)
             stop = torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(200000)
             start.record()
             body()
             stop.record()
             stop.synchronize()
-            if rep >= 2:
+            if rep >= args.warmup:
                 times.append(slowest(start.elapsed_time(stop)))
         return statistics.median(times) * 1e6
 
@@ -84,6 +87,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("shapes", nargs="+", type=shape, help="M,N,K (M divisible by the ranks)")
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--port", type=int, default=29533)
     args = parser.parse_args()
     import torch
