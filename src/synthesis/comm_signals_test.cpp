@@ -2,6 +2,8 @@
 // tests are below them.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <fstream>
 
 #include "argus/synthesis/comm_signals.h"
@@ -136,6 +138,39 @@ TEST(CommSignalsFixture, StandInChunksOnTheH200) {
   // More CTAs copy a 2 MiB chunk faster.
   CommTable table(s.groups, "copy_kernel");
   EXPECT_LT(table.chunkTimeNs(2u << 20, 64)->first, table.chunkTimeNs(2u << 20, 8)->first);
+}
+
+// Recorded on two H200s (NV18) by scripts/gpu/nccl-check.sh: rank 0 of `argus_overlap_nccl comm`,
+// all-gathers of a 2048 x 4096 FP16 operand in S = 1, 2 chunks through NCCL 2.28.9 communicators
+// of R = 2..32 CTAs, 9 repetitions, with the control communicator's 1-CTA all-reduce barriers.
+TEST(CommSignalsFixture, NcclAllGatherOnTwoH200s) {
+  auto trace = backends::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) +
+                                         "/nccl/nccl_allgather_2048x4096.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  EXPECT_EQ(trace->dropped, 0u);
+  // NCCL ran each all-gather with exactly the CTAs its communicator was configured with.
+  std::set<uint32_t> grids;
+  for (const auto& op : trace->ops)
+    if (op.nccl && op.name.find("AllGather") != std::string::npos) grids.insert(op.grid[0]);
+  EXPECT_EQ(grids, (std::set<uint32_t>{2, 4, 8, 16, 32}));
+  auto s = commSignals(*trace);
+  size_t sized = 0;
+  for (const auto& g : s.groups) {
+    if (g.bytes == 0) {  // the barriers: no size label, never in the model's table
+      EXPECT_EQ(g.sms, 1);
+      continue;
+    }
+    ++sized;
+    EXPECT_EQ(g.source, "nccl");
+    // A rank receives half of each chunk: 8 MiB at S = 1 (9 chunks), 4 MiB at S = 2 (18).
+    EXPECT_EQ(g.chunks, g.bytes == (8u << 20) ? 9u : 18u) << g.sms << " " << g.bytes;
+    EXPECT_GT(g.launchOverheadNs, 0);
+  }
+  EXPECT_EQ(sized, 10u);
+  CommTable table(s.groups, "nccl");
+  // 2 CTAs move 8 MiB several times slower than 32 do.
+  EXPECT_GT(table.chunkTimeNs(8u << 20, 2)->first, 3 * table.chunkTimeNs(8u << 20, 32)->first);
+  EXPECT_TRUE(table.chunkTimeNs(4u << 20, 16)->second);
 }
 
 TEST(CommSignalsFixture, TmaGemmTimeline) {
