@@ -254,8 +254,14 @@ namespace argus::program {
 namespace {
 
 bool hasCachedHostStep(const BuildResult& r) {
+  return std::ranges::any_of(r.steps, [](const BuildStep& s) {
+    return s.name.starts_with("nvcc -c") && s.name.find("(cached)") != std::string::npos;
+  });
+}
+
+bool hasCachedFrontEnd(const BuildResult& r) {
   return std::ranges::any_of(
-      r.steps, [](const BuildStep& s) { return s.name.find("(cached)") != std::string::npos; });
+      r.steps, [](const BuildStep& s) { return s.name == "device front end (cached)"; });
 }
 
 // The host object is compiled once per content and reused by later variants; a changed host
@@ -287,6 +293,55 @@ TEST_F(VariantBuild, HostObjectsAreReusedUntilAnInputChanges) {
   auto third = buildWithPtx(edited, *ptx, root_ / "c");
   ASSERT_TRUE(third) << third.error().text();
   EXPECT_FALSE(hasCachedHostStep(*third));
+  ::unsetenv("ARGUS_BUILD_CACHE");
+}
+
+// The device source's front end (gcc -E, cudafe++, cicc) runs once; later variants run only
+// ptxas onward on their own PTX. Editing a header the device code includes runs it again.
+TEST_F(VariantBuild, DeviceFrontEndIsReusedAndThePtxStillSubstituted) {
+  const fs::path cacheDir = root_ / "cache";
+  ::setenv("ARGUS_BUILD_CACHE", cacheDir.c_str(), 1);
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  auto first = buildWithPtx(spec_, *ptx, root_ / "a");
+  ASSERT_TRUE(first) << first.error().text();
+  EXPECT_FALSE(hasCachedFrontEnd(*first));
+  EXPECT_NE(first->log().find("cicc"), std::string::npos);
+
+  // The shared-memory offset 8192 becomes 12345 (0x3039), as in ModifiedPtxIsWhatPtxasCompiles.
+  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(*ptx, match, add));
+  std::string modified = *ptx;
+  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
+                   match[1].str() + "12345;");
+  auto second = buildWithPtx(spec_, modified, root_ / "b");
+  ASSERT_TRUE(second) << second.error().text();
+  EXPECT_TRUE(hasCachedFrontEnd(*second));
+  EXPECT_FALSE(
+      std::ranges::any_of(second->steps, [](const BuildStep& s) { return s.name == "cicc"; }));
+  EXPECT_EQ(sass(second->executable), sass(second->cubin));
+  EXPECT_NE(sass(second->executable).find("0x3039"), std::string::npos);
+  EXPECT_EQ(sass(first->executable).find("0x3039"), std::string::npos);
+
+  // A copy of the example: its front end is cached once, then a comment added to the header its
+  // kernel includes makes the next build run the front end again.
+  const fs::path copy = root_ / "example";
+  fs::copy(spec_.file.parent_path(), copy, fs::copy_options::recursive);
+  ProgramSpec edited = spec_;
+  edited.sources = {copy / spec_.sources.front().filename()};
+  auto before = buildWithPtx(edited, *ptx, root_ / "c0");
+  ASSERT_TRUE(before) << before.error().text();
+  auto again = buildWithPtx(edited, *ptx, root_ / "c1");
+  ASSERT_TRUE(again) << again.error().text();
+  EXPECT_TRUE(hasCachedFrontEnd(*again));
+  const fs::path header = copy / "tma_gemm.h";
+  auto text = readFile(header);
+  ASSERT_TRUE(text);
+  ASSERT_TRUE(writeFile(header, *text + "\n// edited\n"));
+  auto third = buildWithPtx(edited, *ptx, root_ / "c");
+  ASSERT_TRUE(third) << third.error().text();
+  EXPECT_FALSE(hasCachedFrontEnd(*third));
   ::unsetenv("ARGUS_BUILD_CACHE");
 }
 
