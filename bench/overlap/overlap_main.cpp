@@ -11,6 +11,8 @@
 //               [--source nccl|copy_kernel] [--ranks W] [--comm-sms 2,4,8]
 //               [--alone M,N,K=R1.json] [--baseline B.jsonl] [--sms 132] [--top 3]
 //               [--json OUT]
+// --comm-report Q.json instead of --trace: the communication groups from an `argus query --json
+// --signals comm_chunk_time,launch_overhead` report (the system_trace recipe on nccl_comm.yaml).
 // --alone gives tile times at one CTA per SM (a report of a GEMM whose tiles fit one wave); the
 // grid file's `occupancy` line gives CTAs per SM. With both, t_comp follows co-residency.
 #include <algorithm>
@@ -46,6 +48,7 @@ int usage(const char* why) {
                "[--regions ...] [--grid G.jsonl] [--source nccl|copy_kernel] [--ranks W] "
                "[--comm-sms 8,16,32] [--alone M,N,K=R1.json] [--baseline B.jsonl] [--sms 132] "
                "[--top 3] [--json OUT]\n"
+               "  --comm-report Q.json: t_comm from an argus query report instead of --trace\n"
                "  --source nccl --ranks W: the trace holds NCCL all-gathers over W GPUs\n"
                "  (nccl_pipeline.cu); copy_kernel: pipeline.cu's one-GPU stand-in\n",
                why);
@@ -109,7 +112,7 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string traceFile, gridFile, jsonOut;
+  std::string traceFile, commReport, gridFile, jsonOut;
   std::vector<Shape> shapes;
   std::string source = "copy_kernel", baselineFile;
   std::vector<int> commSms{8, 16, 32, 64};
@@ -121,6 +124,8 @@ int main(int argc, char** argv) {
     const std::string v = argv[++i];
     if (a == "--trace") {
       traceFile = v;
+    } else if (a == "--comm-report") {
+      commReport = v;
     } else if (a == "--grid") {
       gridFile = v;
     } else if (a == "--json") {
@@ -158,13 +163,31 @@ int main(int argc, char** argv) {
       return usage(("unknown option " + a).c_str());
     }
   }
-  if (traceFile.empty() || shapes.empty()) return usage("--trace and --regions are required");
-  auto trace = backends::readSystemTrace(traceFile);
-  if (!trace) {
-    std::fprintf(stderr, "%s\n", trace.error().message.c_str());
-    return 1;
+  if ((traceFile.empty() == commReport.empty()) || shapes.empty())
+    return usage("one of --trace and --comm-report, and --regions, are required");
+  synthesis::CommSignals signals;
+  if (!traceFile.empty()) {
+    auto trace = backends::readSystemTrace(traceFile);
+    if (!trace) {
+      std::fprintf(stderr, "%s\n", trace.error().message.c_str());
+      return 1;
+    }
+    signals = synthesis::commSignals(*trace);
+  } else {
+    std::ifstream in(commReport);
+    json report = json::parse(in, nullptr, false);
+    const auto value = [&](const char* name) -> json {
+      if (report.is_discarded() || !report.contains("signals") || !report["signals"].contains(name))
+        return json();
+      return report["signals"][name].value("value", json());
+    };
+    auto groups = synthesis::commGroupsFromJson(value("comm_chunk_time"), value("launch_overhead"));
+    if (!groups) {
+      std::fprintf(stderr, "%s: %s\n", commReport.c_str(), groups.error().message.c_str());
+      return 1;
+    }
+    signals.groups = std::move(*groups);
   }
-  const auto signals = synthesis::commSignals(*trace);
   const synthesis::CommTable table(signals.groups, source);
   const bool allGather = source == "nccl";
   if (allGather && ranks < 2) return usage("--source nccl needs --ranks W (2 or more)");
@@ -208,7 +231,7 @@ int main(int argc, char** argv) {
   json out = {{"what", "issue-9 overlap client: " + what},
               {"ranks", ranks},
               {"source", source},
-              {"trace", traceFile},
+              {"trace", traceFile.empty() ? commReport : traceFile},
               {"comm", synthesis::commSignalsJson(signals)},
               {"shapes", json::array()}};
   std::printf("%s\n", what.c_str());

@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 namespace argus::synthesis {
 namespace {
 
@@ -160,6 +162,40 @@ json commSignalsJson(const CommSignals& signals) {
       {"launch_overhead", {{"unit", "ns"}, {"qualification", "observed"}, {"groups", overhead}}},
       {"comm_throughput",
        {{"unit", "GB/s"}, {"qualification", "derived"}, {"groups", throughput}}}};
+}
+
+Result<std::vector<CommGroup>> commGroupsFromJson(const json& chunkTime, const json& overhead) {
+  if (!chunkTime.is_object() || !chunkTime.contains("groups") || !chunkTime["groups"].is_array())
+    return fail("comm_signals",
+                "comm_chunk_time has no `groups` list (is it the signal's value "
+                "from an `argus query --json` report?)");
+  if (chunkTime.value("unit", "ns") != "ns")
+    return fail("comm_signals",
+                fmt::format("comm_chunk_time is in {}, not ns", chunkTime.value("unit", "")));
+  std::vector<CommGroup> groups;
+  try {
+    for (const auto& g : chunkTime["groups"]) {
+      CommGroup c;
+      c.bytes = g.at("bytes").get<uint64_t>();
+      c.sms = g.at("sms").get<int>();
+      c.source = g.at("source").get<std::string>();
+      c.chunks = g.value("chunks", size_t{0});
+      c.meanNs = g.value("mean_ns", 0.0);
+      c.medianNs = g.at("median_ns").get<double>();
+      c.minNs = g.value("min_ns", 0.0);
+      c.chunkThroughputGBs = c.medianNs > 0 ? static_cast<double>(c.bytes) / c.medianNs : 0;
+      groups.push_back(c);
+    }
+    if (overhead.is_object() && overhead.contains("groups"))
+      for (const auto& o : overhead["groups"])
+        for (auto& c : groups)
+          if (c.bytes == o.at("bytes").get<uint64_t>() && c.sms == o.at("sms").get<int>() &&
+              c.source == o.at("source").get<std::string>())
+            c.launchOverheadNs = o.at("median_ns").get<double>();
+  } catch (const json::exception& e) {
+    return fail("comm_signals", fmt::format("malformed communication group: {}", e.what()));
+  }
+  return groups;
 }
 
 json kernelTimelineJson(const SystemTrace& trace) {

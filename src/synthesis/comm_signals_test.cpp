@@ -140,6 +140,8 @@ TEST(CommSignalsFixture, StandInChunksOnTheH200) {
   EXPECT_LT(table.chunkTimeNs(2u << 20, 64)->first, table.chunkTimeNs(2u << 20, 8)->first);
 }
 
+using json = nlohmann::json;
+
 // Recorded on two H200s (NV18) by scripts/gpu/nccl-check.sh: rank 0 of `argus_overlap_nccl comm`,
 // all-gathers of a 2048 x 4096 FP16 operand in S = 1, 2 chunks through NCCL 2.28.9 communicators
 // of R = 2..32 CTAs, 9 repetitions, with the control communicator's 1-CTA all-reduce barriers.
@@ -171,6 +173,21 @@ TEST(CommSignalsFixture, NcclAllGatherOnTwoH200s) {
   // 2 CTAs move 8 MiB several times slower than 32 do.
   EXPECT_GT(table.chunkTimeNs(8u << 20, 2)->first, 3 * table.chunkTimeNs(8u << 20, 32)->first);
   EXPECT_TRUE(table.chunkTimeNs(4u << 20, 16)->second);
+
+  // What `argus query --json` reports reads back into the same groups.
+  const auto j = commSignalsJson(s);
+  auto back = commGroupsFromJson(j["comm_chunk_time"], j["launch_overhead"]);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), s.groups.size());
+  for (size_t i = 0; i < back->size(); ++i) {
+    EXPECT_EQ((*back)[i].bytes, s.groups[i].bytes);
+    EXPECT_EQ((*back)[i].sms, s.groups[i].sms);
+    EXPECT_EQ((*back)[i].chunks, s.groups[i].chunks);
+    EXPECT_DOUBLE_EQ((*back)[i].medianNs, s.groups[i].medianNs);
+    EXPECT_DOUBLE_EQ((*back)[i].launchOverheadNs, s.groups[i].launchOverheadNs);
+  }
+  EXPECT_FALSE(commGroupsFromJson(json{{"unit", "ns"}}, json()));
+  EXPECT_FALSE(commGroupsFromJson(json{{"unit", "ns"}, {"groups", {{{"bytes", 1}}}}}, json()));
 }
 
 TEST(CommSignalsFixture, TmaGemmTimeline) {

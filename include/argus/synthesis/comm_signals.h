@@ -18,6 +18,7 @@
 
 #include "argus/backends/system_trace.h"
 #include "argus/runtime/executor.h"
+#include "argus/support/status.h"
 
 namespace argus::synthesis {
 
@@ -59,6 +60,12 @@ struct CommSignals {
 /// each entry with bytes, sms, source, and its values (ns or GB/s), qualification observed
 /// (throughput derived: bytes come from labels).
 [[nodiscard]] nlohmann::json commSignalsJson(const CommSignals& signals);
+
+/// The groups back from commSignalsJson's form (or from an `argus query --json` report's
+/// signals, each signal's `value`): chunk times from comm_chunk_time, launch overhead from
+/// launch_overhead where present. Throughputs are recomputed from bytes and median time.
+[[nodiscard]] Result<std::vector<CommGroup>> commGroupsFromJson(const nlohmann::json& chunkTime,
+                                                                const nlohmann::json& overhead);
 
 /// Kernel timeline summary: per kernel name count, total/mean GPU time and mean launch-to-start.
 [[nodiscard]] nlohmann::json kernelTimelineJson(const backends::SystemTrace& trace);
