@@ -70,6 +70,7 @@ int runPlan(const PlanOptions& o) {
 /// the PTX; other targets are planned from their PTX.
 Result<planner::ProgramContext> programContext(const std::string& target) {
   const auto ext = std::filesystem::path(target).extension();
+  unsigned gpus = 1;
   if (ext == ".yaml" || ext == ".yml") {
     auto spec = program::loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
@@ -78,8 +79,11 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
       if (!regions) return std::unexpected(regions.error());
       auto version = program::tritonProgramVersion(*spec);
       if (!version) return std::unexpected(version.error());
-      return planner::ProgramContext{target, std::move(*version), std::move(*regions), "triton"};
+      planner::ProgramContext context{target, std::move(*version), std::move(*regions), "triton"};
+      context.gpus = spec->run.gpus;
+      return context;
     }
+    gpus = spec->run.gpus;
   }
   auto source = program::loadTargetPtx(target);
   if (!source) return std::unexpected(source.error());
@@ -87,7 +91,9 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
   if (!module) return std::unexpected(module.error());
   auto regions = ptx::analyzeRegions(*module);
   if (!regions) return std::unexpected(regions.error());
-  return planner::ProgramContext{target, source->version, std::move(*regions)};
+  planner::ProgramContext context{target, source->version, std::move(*regions)};
+  context.gpus = gpus;
+  return context;
 }
 
 }  // namespace

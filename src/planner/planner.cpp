@@ -74,8 +74,9 @@ Result<const ptx::Region*> findRegion(const ptx::FunctionRegions& kernel,
 
 class Builder {
  public:
-  Builder(const query::Query& query, const RecipeCatalog& catalog, QueryPlan& out, bool triton)
-      : query_(query), catalog_(catalog), out_(out), triton_(triton) {}
+  Builder(const query::Query& query, const RecipeCatalog& catalog, QueryPlan& out, bool triton,
+          unsigned gpus)
+      : query_(query), catalog_(catalog), out_(out), triton_(triton), gpus_(gpus) {}
 
   /// Adds the tasks for `recipe` and its prerequisites once; returns its synthesis task id.
   Result<std::string> require(const Recipe& recipe, std::vector<std::string>& stack) {
@@ -215,6 +216,7 @@ class Builder {
       }
       collect.requirements.assign(requirements.begin(), requirements.end());
       collect.isolation.exclusiveDevice = exclusive;
+      collect.gpus = gpus_;
       collect.isolation.group = collect.id;
       if (auto ok = out_.plan.add(collect); !ok) return ok;
       for (size_t m : partitions[p]) {
@@ -354,6 +356,7 @@ class Builder {
   std::vector<TaskDescriptor> deferredSynth_;
   std::vector<std::string> collectionsIsolated_;
   bool triton_ = false;
+  unsigned gpus_ = 1;
 };
 
 nlohmann::json collectionJson(const Collection& c) {
@@ -436,7 +439,7 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
   if (program.language != "cuda" && program.language != "triton")
     return fail("planner",
                 fmt::format("program language `{}` is not `cuda` or `triton`", program.language));
-  Builder builder(query, catalog, out, program.language == "triton");
+  Builder builder(query, catalog, out, program.language == "triton", program.gpus);
   for (size_t i = 0; i < requested.size(); ++i) {
     std::vector<std::string> stack;
     auto synth = builder.require(*requested[i], stack);
@@ -445,6 +448,13 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
   }
   if (auto ok = builder.finish(); !ok) return std::unexpected(ok.error());
   return out;
+}
+
+/// GPUs the plan's collections run with (the program's run.gpus).
+unsigned plannedGpus(const QueryPlan& plan) {
+  for (const auto& t : plan.plan.tasks())
+    if (t.type == TaskType::Collect) return t.gpus;
+  return 1;
 }
 
 Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
@@ -456,7 +466,8 @@ Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                                    .regionPath = plan.regionPath,
                                    .scope = plan.query.scope,
                                    .ptxTask = "ptx",
-                                   .tritonDumpTask = ptx->executor == "triton_dump" ? "ptx" : ""},
+                                   .tritonDumpTask = ptx->executor == "triton_dump" ? "ptx" : "",
+                                   .gpus = plannedGpus(plan)},
                        targets);
 }
 
@@ -507,6 +518,7 @@ Result<std::vector<TaskDescriptor>> probeBranches(const ProbeOrigin& origin,
       TaskDescriptor c = v;
       c.id = "collect/" + key;
       c.type = TaskType::Collect;
+      c.gpus = origin.gpus;
       c.executor = "region_trace";
       c.config = {{"variant", key},
                   {"collections",

@@ -103,6 +103,28 @@ TEST(Planner, EveryProbeRunsAlone) {
   EXPECT_TRUE(all.validate()) << all.validate().error().text();
 }
 
+TEST(Planner, MultiGpuProgramsCollectOnAllTheirGpus) {
+  ProgramContext program = tmaGemm();
+  program.gpus = 2;  // a spec with run.gpus: 2
+  auto plan = planQuery(runningExample(), catalog(), program);
+  ASSERT_TRUE(plan) << plan.error().text();
+  int collects = 0;
+  for (const auto& t : plan->plan.tasks()) {
+    EXPECT_EQ(t.gpus, t.type == runtime::TaskType::Collect ? 2u : 1u) << t.id;
+    collects += t.type == runtime::TaskType::Collect;
+  }
+  EXPECT_GT(collects, 0);
+  auto branches = probeBranches(*plan, {{"op.tma_load.0", "tma_load", {0}, "", {}}});
+  ASSERT_TRUE(branches) << branches.error().text();
+  for (const auto& t : *branches) {
+    if (t.type == runtime::TaskType::Collect) {
+      EXPECT_EQ(t.gpus, 2u) << t.id;
+    }
+  }
+  auto json = runtime::toJson(plan->plan.tasks().back());
+  EXPECT_FALSE(json.contains("gpus"));  // synthesis tasks run on no GPU
+}
+
 TEST(Planner, JsonRoundTrip) {
   auto plan = planQuery(runningExample(), catalog(), tmaGemm());
   ASSERT_TRUE(plan);

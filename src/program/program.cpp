@@ -5,6 +5,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -189,6 +190,19 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   }
   if (run && run["skip_exit_code"]) spec.run.skipExitCode = run["skip_exit_code"].as<int>();
   if (run && run["timeout_s"]) spec.run.timeoutSeconds = run["timeout_s"].as<double>();
+  if (run && run["gpus"]) {
+    const std::string gpus = run["gpus"].as<std::string>();
+    int n = 0;
+    const auto [end, ec] = std::from_chars(gpus.data(), gpus.data() + gpus.size(), n);
+    if (gpus == "all") {
+      spec.run.gpus = 0;
+    } else if (ec != std::errc() || end != gpus.data() + gpus.size() || n < 1) {
+      return std::unexpected(specError(
+          file, "run.gpus", fmt::format("is `{}`; give a count (1, 2, ...) or `all`", gpus)));
+    } else {
+      spec.run.gpus = static_cast<unsigned>(n);
+    }
+  }
   // A Triton spec may omit `run` (a default YAML::Node is a null node, and null nodes are true).
   if (run && run["env"]) {
     const YAML::Node env = run["env"];

@@ -41,6 +41,13 @@ TEST_F(SpecTest, LoadsRunAndCheck) {
   EXPECT_EQ(spec->check, (std::vector<std::string>{"python3", "check.py"}));
   ASSERT_EQ(spec->kernels.size(), 1u);
   EXPECT_TRUE(spec->sources.front().is_absolute());
+  EXPECT_EQ(spec->run.gpus, 1u);  // one GPU unless the spec says otherwise
+  auto two = load("name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: 2}\n");
+  ASSERT_TRUE(two) << two.error().text();
+  EXPECT_EQ(two->run.gpus, 2u);
+  auto all = load("name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: all}\n");
+  ASSERT_TRUE(all) << all.error().text();
+  EXPECT_EQ(all->run.gpus, 0u);
 }
 
 TEST_F(SpecTest, ErrorsNameTheFileAndField) {
@@ -59,6 +66,10 @@ TEST_F(SpecTest, ErrorsNameTheFileAndField) {
            {"name: t\nsources: [kernel.cu]\n" + run + "check: {command: []}\n",
             "field `check.command`: must not be empty"},
            {"name: t\nsources: [kernel.cu\n", "not valid YAML"},
+           {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: 0}\n",
+            "field `run.gpus`: is `0`; give a count (1, 2, ...) or `all`"},
+           {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: two}\n",
+            "field `run.gpus`: is `two`"},
        }) {
     auto spec = load(c.yaml);
     ASSERT_FALSE(spec) << c.yaml;

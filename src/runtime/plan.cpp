@@ -149,6 +149,8 @@ std::string Plan::toText() const {
       for (const auto& d : t.dependencies) fmt::format_to(std::back_inserter(out), " {}", d);
     }
     if (t.isolation.exclusiveDevice) out += " (exclusive)";
+    if (t.gpus == 0) out += " (all GPUs)";
+    if (t.gpus > 1) fmt::format_to(std::back_inserter(out), " ({} GPUs)", t.gpus);
     out += '\n';
   }
   return out;

@@ -320,6 +320,14 @@ class Run {
                                 n.task.id));
         return;
       }
+      if (n.task.gpus > devices_.size()) {
+        finishUnrun(i, TaskState::Failed,
+                    fmt::format("runtime: task `{}` needs {} GPUs at once and this machine has "
+                                "{} ({}); run it where there are enough, or lower the program "
+                                "spec's run.gpus",
+                                n.task.id, n.task.gpus, devices_.size(), deviceList()));
+        return;
+      }
       gpuQueue_.push_back(Pending{i, executor, std::move(ctx)});
       return;
     }
@@ -367,12 +375,23 @@ class Run {
     cv_.notify_one();
   }
 
+  /// Devices a task takes: 1, or (multi-GPU programs) whole devices, all of them for gpus = 0.
+  std::size_t devicesFor(const TaskDescriptor& t) const {
+    return t.gpus == 0 ? devices_.size() : t.gpus;
+  }
+
+  std::string deviceList() const {
+    std::string ids;
+    for (const auto& d : devices_) ids += (ids.empty() ? "" : ",") + d.id;
+    return ids;
+  }
+
   bool admits(const Device& d, const TaskDescriptor& t) const {
     if (d.running.size() >= perDevice_) return false;
-    if (t.isolation.exclusiveDevice && !d.running.empty()) return false;
+    if ((t.isolation.exclusiveDevice || devicesFor(t) > 1) && !d.running.empty()) return false;
     for (std::size_t r : d.running) {
       const Isolation& other = nodes_[r].task.isolation;
-      if (other.exclusiveDevice) return false;
+      if (other.exclusiveDevice || devicesFor(nodes_[r].task) > 1) return false;
       if (!t.isolation.group.empty() && contains(other.incompatibleWith, t.isolation.group))
         return false;
       if (!other.group.empty() && contains(t.isolation.incompatibleWith, other.group)) return false;
@@ -380,9 +399,44 @@ class Run {
     return true;
   }
 
+  /// Starts a task that needs several whole devices when that many are idle.
+  bool dispatchMulti(std::size_t node, Executor* executor,
+                     const std::shared_ptr<TaskContext>& ctx) {
+    Node& n = nodes_[node];
+    std::vector<Device*> idle;
+    for (auto& d : devices_)
+      if (idle.size() < devicesFor(n.task) && admits(d, n.task)) idle.push_back(&d);
+    if (idle.size() < devicesFor(n.task)) return false;
+    std::string ids;
+    for (Device* d : idle) {
+      d->slots[0] = true;
+      d->running.push_back(node);
+      ids += (ids.empty() ? "" : ",") + d->id;
+    }
+    n.device = ids;
+    ctx->device = ids;  // CUDA_VISIBLE_DEVICES=0,1,...
+    ctx->deadline = deadlineFor(n.task);
+    store_.begin(n.task, n.report.memoKey);
+    n.running = true;
+    ++counts_.running;
+    Lane lane{true, ids, 0};
+    for (auto* o : options_.observers) o->onTaskStart(n.task, lane, counts_);
+    n.gpuThread =
+        std::thread([this, node, executor, ctx, lane] { runTask(node, *executor, *ctx, lane); });
+    return true;
+  }
+
   void dispatchGpu() {
     if (stopping_) return;
     for (auto it = gpuQueue_.begin(); it != gpuQueue_.end();) {
+      if (devicesFor(nodes_[it->node].task) > 1) {
+        if (dispatchMulti(it->node, it->executor, it->ctx)) {
+          it = gpuQueue_.erase(it);
+        } else {
+          ++it;
+        }
+        continue;
+      }
       Device* best = nullptr;
       for (auto& d : devices_)
         if (admits(d, nodes_[it->node].task) && (!best || d.running.size() < best->running.size()))
@@ -413,8 +467,9 @@ class Run {
   }
 
   void releaseDevice(std::size_t i, const Lane& lane) {
+    // A multi-GPU task's lane names every device it held: "0,1".
     for (auto& d : devices_) {
-      if (d.id != lane.device) continue;
+      if (("," + lane.device + ",").find("," + d.id + ",") == std::string::npos) continue;
       std::erase(d.running, i);
       if (lane.slot < d.slots.size()) d.slots[lane.slot] = false;
     }

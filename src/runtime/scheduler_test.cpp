@@ -413,6 +413,50 @@ TEST_F(SchedulerTest, IncompatibleCollectionsAreSerializedPerDevice) {
   EXPECT_GT(checkedPairs, 20u);
 }
 
+// A multi-GPU program's collection holds every device it asked for, alone, and names them all in
+// its lane (CUDA_VISIBLE_DEVICES); one that asks for more than the machine has fails at once.
+TEST_F(SchedulerTest, MultiGpuTasksHoldWholeDevices) {
+  registerExecutor("ok", std::make_shared<test::ScriptExecutor>("ok"));
+  Plan p;
+  for (int i = 0; i < 4; ++i) {
+    auto single = gpuTask("single" + std::to_string(i), "ok");
+    single.config["i"] = i;
+    ASSERT_TRUE(p.add(single));
+  }
+  auto both = gpuTask("both", "ok");
+  both.gpus = 2;
+  ASSERT_TRUE(p.add(both));
+  auto all = gpuTask("all", "ok");
+  all.gpus = 0;
+  all.config["all"] = true;
+  ASSERT_TRUE(p.add(all));
+  auto o = options();
+  o.devices = {"0", "1"};
+  auto report = run(p, o);
+  ASSERT_TRUE(report.ok()) << report.toText();
+  std::map<std::string, const TaskReport*> byId;
+  for (const auto& t : report.tasks) byId[t.id] = &t;
+  for (const char* id : {"both", "all"}) {
+    const TaskReport* multi = byId.at(id);
+    EXPECT_EQ(multi->outcome.lane.device, "0,1") << id;
+    for (const auto& t : report.tasks) {
+      if (t.id == id) continue;
+      const bool overlap =
+          t.outcome.start < multi->outcome.end && multi->outcome.start < t.outcome.end;
+      EXPECT_FALSE(overlap) << t.id << " ran beside " << id;
+    }
+  }
+
+  Plan tooMany;
+  auto three = gpuTask("three", "ok");
+  three.gpus = 3;
+  ASSERT_TRUE(tooMany.add(three));
+  auto failed = run(tooMany, o);
+  EXPECT_EQ(state(failed, "three"), TaskState::Failed);
+  EXPECT_NE(failed.toText().find("needs 3 GPUs at once and this machine has 2"), std::string::npos)
+      << failed.toText();
+}
+
 TEST_F(SchedulerTest, CompatibleCollectionsShareADevice) {
   fs::path meet = root_ / "meet";
   fs::create_directories(meet);

@@ -90,7 +90,7 @@ json toJson(const TaskDescriptor& task) {
     inputs.push_back({{"name", in.name}, {"task", in.task}, {"output", in.output}});
   json requirements = json::array();
   for (auto r : task.requirements) requirements.push_back(toString(r));
-  return json{
+  json out{
       {"id", task.id},
       {"type", toString(task.type)},
       {"executor", task.executor},
@@ -113,6 +113,9 @@ json toJson(const TaskDescriptor& task) {
       {"requirements", std::move(requirements)},
       {"timeout_s", task.timeoutSeconds ? json(*task.timeoutSeconds) : json(nullptr)},
   };
+  // Only when it differs from one device, so that earlier plans' descriptors stay as they were.
+  if (task.gpus != 1) out["gpus"] = task.gpus;
+  return out;
 }
 
 Result<TaskDescriptor> taskFromJson(const json& j) {
@@ -171,6 +174,11 @@ Result<TaskDescriptor> taskFromJson(const json& j) {
     if (!it->is_number())
       return fail("plan", fmt::format("task `{}`: `timeout_s` must be a number", t.id));
     t.timeoutSeconds = it->get<double>();
+  }
+  if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_unsigned())
+      return fail("plan", fmt::format("task `{}`: `gpus` must be a count (0: all)", t.id));
+    t.gpus = it->get<unsigned>();
   }
   return t;
 }

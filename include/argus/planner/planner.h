@@ -32,6 +32,8 @@ struct ProgramContext {
   /// `cuda` or `triton`. A Triton program's PTX exists only after its script ran on a GPU, so
   /// its `ptx` task is a `triton_dump` (GPU) and its builds are override wrappers.
   std::string language = "cuda";
+  /// GPUs one run of the program needs (its spec's run.gpus; 0: all).
+  unsigned gpus = 1;
 };
 
 /// One collection: a recipe bound to a program variant, and the run partition it landed in.
@@ -106,6 +108,7 @@ struct ProbeOrigin {
   /// Triton programs: the task whose `triton_dump` output the probe builds need (the override
   /// key); empty for CUDA programs.
   std::string tritonDumpTask;
+  unsigned gpus = 1;  ///< GPUs one run of the program needs (ProgramContext::gpus).
 };
 
 /// The branches a discovery Control task adds for its sites: per (op, iteration) a probe

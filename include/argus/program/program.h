@@ -20,6 +20,9 @@ struct RunSpec {
   int skipExitCode = -1;       ///< The program's own "cannot run here" code (77), or -1.
   std::map<std::string, std::string> environment;
   double timeoutSeconds = 300;
+  /// GPUs one run of the program needs (multi-GPU programs: NCCL, one process per GPU); 0 means
+  /// every GPU of the machine. Its collections get them all, alone, as CUDA_VISIBLE_DEVICES.
+  unsigned gpus = 1;
 };
 
 /// A kernel of interest and the region paths the spec expects it to have (checked).

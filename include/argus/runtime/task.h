@@ -78,8 +78,11 @@ struct TaskDescriptor {
   TaskType type = TaskType::Transform;
   std::string executor;        ///< Registry key of the executor/backend that runs the task.
   std::string programVersion;  ///< Content hash or id of the input program version.
-  std::string region;          ///< Region path or region ID; empty = whole kernel.
-  std::string scope;           ///< Scope expression (`role=producer,iter=0..7`).
+  /// GPU tasks: devices the task needs at once (0: all of them). A task of more than one gets
+  /// whole devices to itself, all listed in CUDA_VISIBLE_DEVICES.
+  unsigned gpus = 1;
+  std::string region;  ///< Region path or region ID; empty = whole kernel.
+  std::string scope;   ///< Scope expression (`role=producer,iter=0..7`).
   nlohmann::json config = nlohmann::json::object();  ///< Backend configuration.
   std::vector<InputBinding> inputs;                  ///< Named inputs (imply dependencies).
   std::vector<std::string> dependencies;             ///< Extra ordering-only dependencies.
