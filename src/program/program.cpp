@@ -178,6 +178,16 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   } else if (!run || !run.IsMap() || !run["command"]) {
     return std::unexpected(specError(file, "run.command", "is required, e.g. [\"{exe}\"]"));
   }
+  if (run && run.IsMap())
+    for (const auto& entry : run) {
+      const auto key = entry.first.as<std::string>();
+      static constexpr std::string_view kRunFields[] = {"command",   "success", "skip_exit_code",
+                                                        "timeout_s", "env",     "gpus"};
+      if (std::ranges::find(kRunFields, key) == std::end(kRunFields))
+        return std::unexpected(specError(
+            file, "run." + key,
+            "is not a run field (run has command, success, skip_exit_code, timeout_s, env, gpus)"));
+    }
   auto command = run && run["command"] ? stringList(run["command"], file, "run.command")
                                        : Result<std::vector<std::string>>(spec.run.command);
   if (!command) return std::unexpected(command.error());

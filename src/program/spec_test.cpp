@@ -70,6 +70,8 @@ TEST_F(SpecTest, ErrorsNameTheFileAndField) {
             "field `run.gpus`: is `0`; give a count (1, 2, ...) or `all`"},
            {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: two}\n",
             "field `run.gpus`: is `two`"},
+           {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpu: 2}\n",
+            "field `run.gpu`: is not a run field"},
        }) {
     auto spec = load(c.yaml);
     ASSERT_FALSE(spec) << c.yaml;
