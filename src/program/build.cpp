@@ -379,9 +379,7 @@ Result<void> buildIn(const ProgramSpec& spec, std::string_view ptx, const fs::pa
                      BuildResult& result) {
   if (spec.sources.size() != 1)
     return fail("build", fmt::format("{}: field `sources`: Argus transforms one device source "
-                                     "per program (the one with the kernels to measure); found "
-                                     "{}. List the other .cu files under `host_sources`: they "
-                                     "are compiled unchanged, their device code included",
+                                     "per program; found {}",
                                      spec.file.string(), spec.sources.size()));
   auto arch = archNumber(spec);
   if (!arch) return std::unexpected(arch.error());

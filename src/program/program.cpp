@@ -155,6 +155,13 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   if (!sources) return std::unexpected(sources.error());
   if (sources->empty() && !triton)
     return std::unexpected(specError(file, "sources", "must list at least one .cu file"));
+  if (sources->size() > 1 && !triton)
+    return std::unexpected(specError(
+        file, "sources",
+        fmt::format("lists {} files; Argus transforms one device source per program (the one "
+                    "with the kernels to measure). List the other .cu files under "
+                    "`host_sources`: they are compiled unchanged, their device code included",
+                    sources->size())));
   spec.sources = std::move(*sources);
   // A Triton program's content is its script (plus any listed sources).
   if (triton) spec.sources.insert(spec.sources.begin(), spec.script);

@@ -66,6 +66,8 @@ TEST_F(SpecTest, ErrorsNameTheFileAndField) {
            {"name: t\nsources: [kernel.cu]\n" + run + "check: {command: []}\n",
             "field `check.command`: must not be empty"},
            {"name: t\nsources: [kernel.cu\n", "not valid YAML"},
+           {"name: t\nsources: [kernel.cu, kernel.cu]\n" + run,
+            "field `sources`: lists 2 files; Argus transforms one device source"},
            {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: 0}\n",
             "field `run.gpus`: is `0`; give a count (1, 2, ...) or `all`"},
            {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: two}\n",
