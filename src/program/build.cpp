@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -83,8 +84,9 @@ std::string outputOf(const std::vector<std::string>& words) {
 /// compile read (nvcc -MD / -M) with their content hashes; it is reused only when every one of
 /// them still hashes the same. Location: $ARGUS_BUILD_CACHE, else
 /// $XDG_CACHE_HOME/argus/host-objects, else ~/.cache/argus/host-objects;
-/// ARGUS_BUILD_CACHE=off disables it. Measured on examples/tma_gemm (2 cores): the host compile
-/// was 1.37 s of a 2.7 s variant build; the device front end (gcc -E twice, cudafe++, cicc)
+/// ARGUS_BUILD_CACHE=off disables it; it is kept under $ARGUS_BUILD_CACHE_MAX_MB (default 4096)
+/// by dropping the least recently used entries. Measured on examples/tma_gemm (2 cores): the host
+/// compile was 1.37 s of a 2.7 s variant build; the device front end (gcc -E twice, cudafe++, cicc)
 /// 0.73 s of the device source's 1.0 s.
 class BuildCache {
  public:
@@ -118,6 +120,7 @@ class BuildCache {
     if (!fresh(k)) return false;
     std::error_code ec;
     fs::copy_file(dir_ / (k + ".o"), object, fs::copy_options::overwrite_existing, ec);
+    if (!ec) touch(k);
     return !ec;
   }
 
@@ -219,6 +222,75 @@ class BuildCache {
     std::error_code ec;
     if (writeFile(dir_ / (k + ".deps" + unique), manifest))
       fs::rename(dir_ / (k + ".deps" + unique), dir_ / (k + ".deps"), ec);
+    trim(k);
+  }
+
+  /// Marks an entry as used now (eviction removes the least recently used first).
+  void touch(const std::string& k) const {
+    std::error_code ec;
+    fs::last_write_time(dir_ / (k + ".deps"), fs::file_time_type::clock::now(), ec);
+  }
+
+  /// Keeps the cache under $ARGUS_BUILD_CACHE_MAX_MB (default 4096): removes the least recently
+  /// used entries but `keep`, and leftovers of other stores (directories no manifest names,
+  /// temporary files) older than ten minutes. A reader that loses an entry it was copying
+  /// falls back to running the step.
+  void trim(const std::string& keep) const {
+    double maxMb = 4096;
+    if (const char* env = std::getenv("ARGUS_BUILD_CACHE_MAX_MB"); env != nullptr && *env != '\0')
+      maxMb = std::strtod(env, nullptr);
+    const auto byteLimit = static_cast<uintmax_t>(std::max(0.0, maxMb) * 1024 * 1024);
+    std::error_code ec;
+    struct Entry {
+      fs::file_time_type used;
+      std::string key;
+      std::vector<fs::path> paths;
+      uintmax_t bytes = 0;
+    };
+    std::map<std::string, Entry> entries;
+    std::set<std::string> named;
+    uintmax_t total = 0;
+    const auto sizeOf = [&](const fs::path& p) {
+      uintmax_t n = 0;
+      if (fs::is_directory(p, ec)) {
+        for (const auto& f : fs::recursive_directory_iterator(p, ec))
+          if (f.is_regular_file(ec)) n += f.file_size(ec);
+      } else {
+        n = fs::file_size(p, ec);
+      }
+      return ec ? uintmax_t{0} : n;
+    };
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!name.ends_with(".deps")) continue;
+      Entry entry{fs::last_write_time(e.path(), ec), name.substr(0, name.size() - 5), {}, 0};
+      entry.paths = {e.path(), dir_ / (entry.key + ".o")};
+      if (auto text = readFile(e.path()); text && text->starts_with("dir\t")) {
+        const std::string dir = text->substr(4, text->find('\n') - 4);
+        named.insert(dir);
+        entry.paths.push_back(dir_ / dir);
+      }
+      for (const auto& p : entry.paths) entry.bytes += fs::exists(p, ec) ? sizeOf(p) : 0;
+      total += entry.bytes;
+      entries.emplace(entry.key, std::move(entry));
+    }
+    const auto stale = fs::file_time_type::clock::now() - std::chrono::minutes(10);
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+      const std::string name = e.path().filename().string();
+      const bool orphan = name.find(".files.") != std::string::npos && !named.contains(name);
+      if ((orphan || name.ends_with(".tmp")) && fs::last_write_time(e.path(), ec) < stale)
+        fs::remove_all(e.path(), ec);
+    }
+    std::vector<const Entry*> oldest;
+    for (const auto& [key, entry] : entries)
+      if (key != keep) oldest.push_back(&entry);
+    std::sort(oldest.begin(), oldest.end(),
+              [](const Entry* a, const Entry* b) { return a->used < b->used; });
+    for (const Entry* entry : oldest) {
+      if (total <= byteLimit) break;
+      for (const auto& p : entry->paths) fs::remove_all(p, ec);  // manifest first
+      total -= std::min(total, entry->bytes);
+    }
   }
 
   fs::path dir_;

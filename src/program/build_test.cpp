@@ -345,5 +345,33 @@ TEST_F(VariantBuild, DeviceFrontEndIsReusedAndThePtxStillSubstituted) {
   ::unsetenv("ARGUS_BUILD_CACHE");
 }
 
+// A cache over its size limit drops its least recently used entries, never the one just stored.
+TEST_F(VariantBuild, BuildCacheStaysUnderItsLimit) {
+  const fs::path cacheDir = root_ / "small-cache";
+  ::setenv("ARGUS_BUILD_CACHE", cacheDir.c_str(), 1);
+  ::setenv("ARGUS_BUILD_CACHE_MAX_MB", "0.001", 1);  // 1 KiB: every store evicts the others
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  auto first = buildWithPtx(spec_, *ptx, root_ / "a");
+  ASSERT_TRUE(first) << first.error().text();
+  size_t manifests = 0;
+  for (const auto& e : fs::directory_iterator(cacheDir))
+    manifests += e.path().extension() == ".deps";
+  EXPECT_EQ(manifests, 1u);  // the front end was stored, then evicted by the host object
+  auto second = buildWithPtx(spec_, *ptx, root_ / "b");
+  ASSERT_TRUE(second) << second.error().text();
+  // Its front end was evicted, and storing it again evicted the host object in turn.
+  EXPECT_FALSE(hasCachedFrontEnd(*second));
+  EXPECT_FALSE(hasCachedHostStep(*second));
+  ::unsetenv("ARGUS_BUILD_CACHE_MAX_MB");
+  auto third = buildWithPtx(spec_, *ptx, root_ / "c");  // no limit: both entries stay
+  ASSERT_TRUE(third) << third.error().text();
+  auto fourth = buildWithPtx(spec_, *ptx, root_ / "d");
+  ASSERT_TRUE(fourth) << fourth.error().text();
+  EXPECT_TRUE(hasCachedFrontEnd(*fourth));
+  EXPECT_TRUE(hasCachedHostStep(*fourth));
+  ::unsetenv("ARGUS_BUILD_CACHE");
+}
+
 }  // namespace
 }  // namespace argus::program
