@@ -147,6 +147,28 @@ bool writtenBetween(const std::vector<Statement>& body, size_t from, size_t to,
   return false;
 }
 
+/// Whether body(from, to] can only be entered by falling through body[from]: no label defined
+/// there at from's scope level is the target of a branch outside it. (Labels inside nested `{ }`
+/// scopes, such as inline asm's wait loops, are local to their scope.)
+bool singleEntry(const std::vector<Statement>& body, size_t from, size_t to) {
+  std::set<std::string> inside;
+  int depth = 0;
+  for (size_t i = from + 1; i <= to && i < body.size(); ++i) {
+    if (body[i].kind == Statement::Kind::ScopeBegin) ++depth;
+    if (body[i].kind == Statement::Kind::ScopeEnd) --depth;
+    if (depth < 0) return false;  // the segment leaves from's scope
+    if (depth == 0 && body[i].kind == Statement::Kind::Label) inside.insert(body[i].text);
+  }
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (i > from && i <= to) continue;
+    const Statement& st = body[i];
+    if (st.kind != Statement::Kind::Instruction || st.instruction.baseOpcode() != "bra") continue;
+    for (const auto& op : st.instruction.operands)
+      if (op.kind == ptx::Operand::Kind::Symbol && inside.contains(op.text)) return false;
+  }
+  return true;
+}
+
 bool sameGuard(const std::optional<ptx::Guard>& a, const std::optional<ptx::Guard>& b) {
   if (!a || !b) return !a && !b;
   return a->predicate == b->predicate && a->negated == b->negated;
@@ -227,9 +249,32 @@ class InsertForcedWaitPass final : public Pass {
                               [](const ptx::MarkerSite& b) { return !b.iteration.empty(); }))
         iterRegion = *r;
     }
+    // Triton's software pipeliner issues later stages' loads after the iteration region has
+    // ended, in the same loop trip. Such a site takes the iteration of the trip: that of the
+    // last begin marker with `iter=`, of a region nested in the owner, that precedes it in code
+    // entered only through that marker (the iteration register keeps the value it captured).
+    bool tripIteration = false;
+    if (!iterRegion) {
+      std::optional<size_t> latest;
+      for (uint32_t r = 0; r < regions.size(); ++r) {
+        bool nested = false;
+        for (std::optional<uint32_t> q = regions[r].parent; q && !nested; q = regions[*q].parent)
+          nested = *q == owner;
+        if (!nested) continue;
+        for (const ptx::MarkerSite& b : regions[r].begins)
+          if (!b.iteration.empty() && b.statement < site.where.statement &&
+              (!latest || b.statement > *latest) &&
+              singleEntry(kernel->body, b.statement, site.where.statement)) {
+            latest = b.statement;
+            iterRegion = r;
+          }
+      }
+      tripIteration = iterRegion.has_value();
+    }
     if (!iterRegion) {
       return fail("passes",
-                  fmt::format("{}: {}: no enclosing region of `{}` has an `iter=` operand, so "
+                  fmt::format("{}: {}: no enclosing region of `{}` has an `iter=` operand, and "
+                              "no region with one begins before it in the same loop trip, so "
                               "iteration {} cannot be selected; mark the loop with "
                               "ARGUS_REGION_ITER",
                               kPassName, where, regions[owner].path, o.iteration));
@@ -278,6 +323,11 @@ class InsertForcedWaitPass final : public Pass {
     size_t waitAfter = at;
     std::string method;
     const std::optional<ptx::Guard> guard = issue.instruction.guard;
+    // The thread that waits (the issuing one, or for method 3 the arming one), and whether the
+    // probe region's markers go around the wait in that thread only (method 3: the issue is in
+    // another lane, so only the waiter's time from its last issue to completion is recorded).
+    std::optional<ptx::Guard> waiterGuard = guard;
+    bool markersAroundWait = false;
     const analysis::Completion& c = site.completion;
     auto labels = existingLabels(*kernel);
     const std::string waitLabel = freshLabel(labels, "wait");
@@ -351,6 +401,7 @@ class InsertForcedWaitPass final : public Pass {
       // Method 1: the state returned by this thread's own arrive.expect_tx.
       std::string refusal;
       std::optional<size_t> expect;
+      std::optional<size_t> armedByOther;  // an exact expect_tx of another thread (method 3)
       for (const analysis::BarrierSite& e : c.expectTx) {
         if (e.match != "exact" || e.where.statement >= at) continue;
         const Statement& es = body[e.where.statement];
@@ -362,6 +413,9 @@ class InsertForcedWaitPass final : public Pass {
           continue;
         }
         if (!sameGuard(es.instruction.guard, guard)) {
+          if (!es.instruction.operands.empty() &&
+              es.instruction.operands[0].kind == ptx::Operand::Kind::Sink)
+            armedByOther = e.where.statement;
           refusal += fmt::format(
               "; expect_tx at line {} and the site have different guards "
               "(not provably the same thread)",
@@ -430,26 +484,88 @@ class InsertForcedWaitPass final : public Pass {
           parityWait = w;
           break;
         }
-        if (!parityWait) {
+        if (!parityWait && armedByOther && sharing.empty()) {
+          // Method 3: the thread that armed the phase waits on its own arrive's state, after the
+          // last op of the block that signals this barrier (whichever thread issues it: Triton
+          // arms with thread 0 and issues each load from an elected lane). Every issue then
+          // precedes the wait in program order, so the wait cannot hold up an issue of its phase.
+          const Statement& es = body[*armedByOther];
+          std::vector<const analysis::OpSite*> phaseOps;
+          for (const auto& other : *sites) {
+            if (other.kernel != site.kernel || other.where.statement <= at) continue;
+            if (other.completion.kind != analysis::Completion::Kind::Barrier ||
+                !other.completion.barrier || !other.completion.barrier->resolved)
+              continue;
+            const auto& a = *c.barrier;
+            const auto& b = *other.completion.barrier;
+            if (a.base != b.base || a.offset != b.offset || a.dynamicTerms != b.dynamicTerms)
+              continue;
+            bool straight = true;
+            for (size_t i = at + 1; i < other.where.statement && straight; ++i)
+              straight = !isBlockBoundary(body[i]);
+            if (straight) phaseOps.push_back(&other);
+          }
+          if (!phaseOps.empty() && !o.waitAfterLast) {
+            std::vector<std::string> lines;
+            for (const auto* s : phaseOps)
+              lines.push_back(fmt::format("`{}` at line {}", s->opId, s->where.line));
+            return fail("passes",
+                        fmt::format("{}: {}: later ops of the block signal the same barrier "
+                                    "phase ({}); its completion needs their bytes too. Probe "
+                                    "the last of them, or set option "
+                                    "shared_phase=\"wait_after_last\" to time this op's issue "
+                                    "to the completion of the whole phase",
+                                    kPassName, where, fmt::join(lines, ", ")));
+          }
+          const size_t last = phaseOps.empty() ? at : phaseOps.back()->where.statement;
+          const std::optional<ptx::Guard> armGuard = es.instruction.guard;
+          if (armGuard && writtenBetween(body, *armedByOther, last + 1, armGuard->predicate)) {
+            return fail("passes", fmt::format("{}: {}: cannot force its completion: the guard "
+                                              "{} of the expect_tx at line {} is redefined "
+                                              "before the wait; no probe is made",
+                                              kPassName, where, armGuard->predicate, es.loc.line));
+          }
+          waitAfter = last;
+          waiterGuard = armGuard;
+          markersAroundWait = true;
+          method = "mbarrier_state_arming_thread";
+          decls += fmt::format("\t.reg .b64 {0}st;\n\t.reg .pred {0}done;\n", kRegPrefix);
+          ptx::Operand state;
+          state.kind = ptx::Operand::Kind::Register;
+          state.text = std::string(kRegPrefix) + "st";
+          body[*armedByOther].instruction.operands[0] = state;
+          ++sinksRewritten_;
+          probe["expect_tx_line"] = es.loc.line;
+          probe["waiter"] = "the thread of the expect_tx";
+          if (!phaseOps.empty()) {
+            probe["shared_phase_with"] = nlohmann::json::array();
+            for (const auto* s : phaseOps) probe["shared_phase_with"].push_back(s->opId);
+          }
+          wait = fmt::format(
+              "{0}:\n\tmbarrier.try_wait.shared::cta.b64 {1}done, {2}, {1}st;\n"
+              "\t@!{1}done bra {0};\n",
+              waitLabel, kRegPrefix, barrierText);
+        } else if (!parityWait) {
           return fail("passes", fmt::format("{}: {}: cannot force its completion: {}; no probe "
                                             "is made (nothing is guessed)",
                                             kPassName, where, refusal.substr(2)));
+        } else {
+          method = "mbarrier_parity";
+          const auto& ph = *parityWait->phase;
+          const int64_t parity = ((o.iteration / *ph.stages) & 1) ^ (ph.inverted ? 1 : 0);
+          decls += fmt::format("\t.reg .pred {}done;\n", kRegPrefix);
+          probe["parity"] = parity;
+          probe["parity_from_wait_line"] = parityWait->where.line;
+          probe["parity_phase"] = ph.expression;
+          wait = fmt::format(
+              "{0}:\n\tmbarrier.try_wait.parity.shared::cta.b64 {1}done, {2}, {3};\n"
+              "\t@!{1}done bra {0};\n",
+              waitLabel, kRegPrefix, barrierText, parity);
         }
-        method = "mbarrier_parity";
-        const auto& ph = *parityWait->phase;
-        const int64_t parity = ((o.iteration / *ph.stages) & 1) ^ (ph.inverted ? 1 : 0);
-        decls += fmt::format("\t.reg .pred {}done;\n", kRegPrefix);
-        probe["parity"] = parity;
-        probe["parity_from_wait_line"] = parityWait->where.line;
-        probe["parity_phase"] = ph.expression;
-        wait = fmt::format(
-            "{0}:\n\tmbarrier.try_wait.parity.shared::cta.b64 {1}done, {2}, {3};\n"
-            "\t@!{1}done bra {0};\n",
-            waitLabel, kRegPrefix, barrierText, parity);
       }
     }
 
-    // Skip predicate: not the selected iteration / CTA / the site's guard is false.
+    // Skip predicate: not the selected iteration / CTA / the waiter's guard is false.
     std::string skip = fmt::format("\tsetp.ne.u32 {0}skip, {0}it, {1};\n", kRegPrefix, o.iteration);
     if (o.cta) {
       decls += fmt::format("\t.reg .b32 {}cta;\n\t.reg .b32 {}t<3>;\n", kRegPrefix, kRegPrefix);
@@ -460,15 +576,20 @@ class InsertForcedWaitPass final : public Pass {
           kRegPrefix);
       skip += fmt::format("\tsetp.ne.or.u32 {0}skip, {0}cta, {1}, {0}skip;\n", kRegPrefix, *o.cta);
     }
-    if (guard) {
-      if (guard->negated) {
-        skip += fmt::format("\tor.pred {0}skip, {0}skip, {1};\n", kRegPrefix, guard->predicate);
+    if (waiterGuard) {
+      if (waiterGuard->negated) {
+        skip +=
+            fmt::format("\tor.pred {0}skip, {0}skip, {1};\n", kRegPrefix, waiterGuard->predicate);
       } else {
         decls += fmt::format("\t.reg .pred {}g;\n", kRegPrefix);
         skip += fmt::format("\tnot.pred {0}g, {1};\n\tor.pred {0}skip, {0}skip, {0}g;\n",
-                            kRegPrefix, guard->predicate);
+                            kRegPrefix, waiterGuard->predicate);
       }
     }
+    // A site outside its iteration region (loop-trip iteration) names the iteration itself.
+    const std::string beginMarker =
+        tripIteration ? fmt::format("\t// @argus begin {} iter={}it\n", probeName, kRegPrefix)
+                      : fmt::format("\t// @argus begin {}\n", probeName);
     // Outside nvcc's `// begin inline asm` / `// end inline asm` comments around the site.
     auto isAsmComment = [&](size_t i, std::string_view text) {
       return i < body.size() && body[i].kind == Statement::Kind::Comment &&
@@ -476,11 +597,19 @@ class InsertForcedWaitPass final : public Pass {
     };
     const size_t beginAt = at > 0 && isAsmComment(at - 1, "begin inline asm") ? at - 1 : at;
     const size_t endAt = isAsmComment(waitAfter + 1, "end inline asm") ? waitAfter + 1 : waitAfter;
-    before[beginAt] += fmt::format("\t// @argus begin {}\n", probeName);
-    after[endAt] += fmt::format(
-        "\t// argus probe: forced wait for {} in iteration {} ({})\n{}\t@{}skip bra {};\n{}{}:\n"
-        "\t// @argus end {}\n",
-        site.opId, o.iteration, method, skip, kRegPrefix, doneLabel, wait, doneLabel, probeName);
+    if (markersAroundWait) {
+      after[endAt] += fmt::format(
+          "\t// argus probe: forced wait for {} in iteration {} ({})\n{}\t@{}skip bra {};\n{}{}"
+          "\t// @argus end {}\n{}:\n",
+          site.opId, o.iteration, method, skip, kRegPrefix, doneLabel, beginMarker, wait, probeName,
+          doneLabel);
+    } else {
+      before[beginAt] += beginMarker;
+      after[endAt] += fmt::format(
+          "\t// argus probe: forced wait for {} in iteration {} ({})\n{}\t@{}skip bra {};\n{}{}:"
+          "\n\t// @argus end {}\n",
+          site.opId, o.iteration, method, skip, kRegPrefix, doneLabel, wait, doneLabel, probeName);
+    }
 
     const uint32_t waitLine = body[waitAfter].loc.line;
     // Rebuild the body.
@@ -529,6 +658,11 @@ class InsertForcedWaitPass final : public Pass {
     probe["owner_region"] = {{"path", regions[owner].path}, {"id", regions[owner].id}};
     probe["iteration_region"] = {{"path", regions[*iterRegion].path},
                                  {"id", regions[*iterRegion].id}};
+    // `region`: the probe nests in the iteration region; `loop_trip`: the site follows it in the
+    // same loop trip, so the probe's wait is outside it (no slack against it can be derived).
+    probe["iteration_source"] = tripIteration ? "loop_trip" : "region";
+    probe["timed_from"] =
+        markersAroundWait ? "last issue of the phase, in the waiting thread" : "issue of the site";
     result.statistics["probe"] = std::move(probe);
     return {};
   }

@@ -195,27 +195,64 @@ TEST(ForcedWait, TritonMatmul) {
   EXPECT_EQ(p["completion_method"], "wgmma_wait_group_0");
   EXPECT_EQ(p["region"]["path"], "mainloop/" + p["region"]["name"].get<std::string>());
 
-  // The loop's TMA loads are issued by an elected thread while thread 0 arms the barrier, and
-  // the consumer waits on a barrier selected by another stage counter: refused with reasons.
+  // The loop's TMA loads are issued by elected lanes while thread 0 arms the barrier (method 1
+  // does not apply: different guards), and the consumer waits on a barrier of another stage
+  // counter (method 2 does not): thread 0 waits on its own arrive's state after the phase's last
+  // load (method 3). The A-tile load shares its phase with the B-tile load after it.
   auto sites = analysis::discoverAsyncOps(module, "", "mainloop");
   ASSERT_TRUE(sites.has_value());
-  std::string loopLoad;
+  std::vector<std::string> loopLoads;
   for (const auto& s : *sites)
-    if (s.kind == analysis::OpKind::TmaLoad && loopLoad.empty()) loopLoad = s.opId;
-  ASSERT_FALSE(loopLoad.empty());
+    if (s.kind == analysis::OpKind::TmaLoad && s.where.line > 500) loopLoads.push_back(s.opId);
+  ASSERT_EQ(loopLoads.size(), 2u);
   ptx::Module copy = module;
-  auto refused = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(loopLoad, 64));
+  auto refused = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(loopLoads[0], 64));
   ASSERT_FALSE(refused.has_value());
   const std::string& msg = refused.error().message;
-  EXPECT_NE(msg.find("cannot force its completion"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("different guards"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("nothing is guessed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("later ops of the block signal the same barrier phase"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(loopLoads[1]), std::string::npos) << msg;
+  for (size_t i = 0; i < 2; ++i) {
+    auto q = probeAndAssemble(
+        module,
+        probeOptions(loopLoads[i], 64, {{"shared_phase", i == 0 ? "wait_after_last" : "refuse"}}),
+        "triton_tma_load_" + std::to_string(i));
+    EXPECT_EQ(q["completion_method"], "mbarrier_state_arming_thread") << q.dump();
+    EXPECT_EQ(q["waiter"], "the thread of the expect_tx");
+    EXPECT_EQ(q["timed_from"], "last issue of the phase, in the waiting thread");
+    EXPECT_EQ(q.contains("shared_phase_with"), i == 0) << q.dump();
+    EXPECT_EQ(q["iteration_source"], "region");
+  }
 
   // The epilogue TMA store is outside the loop region.
   auto stores = opIds(module, analysis::OpKind::TmaStore);
   ASSERT_EQ(stores.size(), 1u);
   auto outside = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(stores[0], 0));
   ASSERT_FALSE(outside.has_value());
+}
+
+// Triton's argus-marked matmul (python/argus/triton.py markers): the pipeliner puts the loop's
+// TMA loads after `mainloop/iteration` ends, in the same loop trip. The probe takes the trip's
+// iteration from the iteration region's last begin marker and names it on its own begin marker.
+TEST(ForcedWait, TritonLoadsAfterTheIterationRegionTakeTheTripsIteration) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "triton_matmul_tma_argus.ptx");
+  auto sites = analysis::discoverAsyncOps(module, "", "");
+  ASSERT_TRUE(sites.has_value());
+  std::vector<std::string> loopLoads;
+  for (const auto& s : *sites)
+    if (s.kind == analysis::OpKind::TmaLoad && s.where.line > 500) loopLoads.push_back(s.opId);
+  ASSERT_EQ(loopLoads.size(), 2u);
+  auto p = probeAndAssemble(module, probeOptions(loopLoads[1], 3), "triton_argus_trip");
+  EXPECT_EQ(p["completion_method"], "mbarrier_state_arming_thread") << p.dump();
+  EXPECT_EQ(p["iteration_source"], "loop_trip");
+  EXPECT_EQ(p["iteration_region"]["path"], "mainloop/iteration");
+  EXPECT_EQ(p["owner_region"]["path"], "mainloop");
+  ptx::Module probed = module;
+  ASSERT_TRUE(applyTransforms(probed, {"insert_forced_wait"}, probeOptions(loopLoads[1], 3)));
+  const std::string text = ptx::printModule(probed);
+  EXPECT_NE(text.find("// @argus begin probe.tma_load.5 iter=%argusprobe_it"), std::string::npos);
+  // The expect_tx's sink became the state the wait uses.
+  EXPECT_NE(text.find("mbarrier.arrive.expect_tx.shared.b64 %argusprobe_st"), std::string::npos);
 }
 
 TEST(ForcedWait, CpAsyncPipelineOpsAssemble) {

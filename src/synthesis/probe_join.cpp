@@ -146,9 +146,21 @@ Result<json> probeJoin(const ProbeJoinRequest& request) {
   out["iteration_reference"] = statsJson(trace::durationStats(refDurations));
   out["joined"] = exposed.size();
   out["unmatched"] = unmatched;
-  out["exposed"] = {{"median", exposedMedian}, {"min", minExposed}, {"max", maxExposed}};
-  out["slack"] = std::max(0.0, rawSlack);
-  out["slack_clamped"] = rawSlack < 0;
+  if (p.value("iteration_source", "region") == "loop_trip") {
+    // The op is issued after the iteration region ends, in the same loop trip (Triton's
+    // pipeliner): the probe's wait is outside the region, so the region's durations cannot show
+    // what the wait exposed. Only the latency is derived.
+    out["exposed"] = nullptr;
+    out["slack"] = nullptr;
+    out["slack_note"] = fmt::format(
+        "the op is issued after `{}` ends, in the same loop trip, so its wait is outside the "
+        "region and no exposed time or slack against it is derived",
+        iterRegion->value("path", iterId));
+  } else {
+    out["exposed"] = {{"median", exposedMedian}, {"min", minExposed}, {"max", maxExposed}};
+    out["slack"] = std::max(0.0, rawSlack);
+    out["slack_clamped"] = rawSlack < 0;
+  }
   out["qualification"] = "derived";
   out["provenance"] = nullptr;
   out["method"] = p.value("completion_method", "");

@@ -151,17 +151,25 @@ std::string opLatencyText(const json& v) {
       fmt::format("  {:<28} {:<9} {:>5} {:>12} {:>12} {:>12} {:>7}  {}\n", "op", "kind", "iter",
                   "latency(med)", "exposed", "slack", "joined", "method");
   bool shared = false;
+  bool tripOnly = false;
   for (const auto& e : v.value("ops", json::array())) {
-    const json exposed = e.value("exposed", json::object());
     const bool phase = e.contains("shared_phase");
     shared = shared || phase;
-    out += fmt::format("  {:<28} {:<9} {:>5} {:>12} {:>12} {:>12} {:>7}  {}{}\n", e.value("op", ""),
-                       e.value("kind", ""), e.value("iteration", 0),
-                       formatValue(e["latency"].value("median", 0.0), unit),
-                       formatValue(exposed.value("median", 0.0), unit),
-                       formatValue(e.value("slack", 0.0), unit), e.value("joined", 0),
-                       e.value("method", ""), phase ? " (whole phase*)" : "");
+    // Loop-trip probes (op issued after its iteration region) have no exposed time or slack.
+    const bool derived = e.contains("exposed") && e["exposed"].is_object();
+    tripOnly = tripOnly || !derived;
+    out += fmt::format(
+        "  {:<28} {:<9} {:>5} {:>12} {:>12} {:>12} {:>7}  {}{}\n", e.value("op", ""),
+        e.value("kind", ""), e.value("iteration", 0),
+        formatValue(e["latency"].value("median", 0.0), unit),
+        derived ? formatValue(e["exposed"].value("median", 0.0), unit) : std::string("-"),
+        derived ? formatValue(e.value("slack", 0.0), unit) : std::string("-"), e.value("joined", 0),
+        e.value("method", ""), phase ? " (whole phase*)" : "");
   }
+  if (tripOnly)
+    out +=
+        "  - issued after its iteration region ends (software pipelining): the wait is outside "
+        "the region, so only the latency is derived\n";
   if (shared)
     out +=
         "  * shared expect_tx phase: the wait follows the phase's last load, so the latency "

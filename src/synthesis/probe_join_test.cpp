@@ -80,6 +80,25 @@ TEST(ProbeJoin, JoinsIterationByCtaAndWarp) {
   EXPECT_EQ(j["unmatched"], 0);
 }
 
+// A probe of an op issued after its iteration region (Triton's pipelined loads) waits outside the
+// region: latency only, no exposed time or slack.
+TEST(ProbeJoin, LoopTripProbesDeriveLatencyOnly) {
+  const trace::TraceMap probeMap = makeMap(true);
+  const trace::TraceMap refMap = makeMap(false);
+  trace::DecodedTrace probe;
+  probe.occurrences = {occ(2, 100, 400, 0, 0, 2), occ(0, 0, 1000, 0, 0, 2)};
+  trace::DecodedTrace ref;
+  ref.occurrences = {occ(0, 0, 1000, 0, 0, 2)};
+  nlohmann::json description = probeDescription();
+  description["iteration_source"] = "loop_trip";
+  auto out = probeJoin({description, {{&probe, &probeMap}}, {{&ref, &refMap}}});
+  ASSERT_TRUE(out.has_value()) << out.error().text();
+  EXPECT_EQ((*out)["latency"]["median"], 300.0);
+  EXPECT_TRUE((*out)["exposed"].is_null());
+  EXPECT_TRUE((*out)["slack"].is_null());
+  EXPECT_NE((*out)["slack_note"].get<std::string>().find("outside the region"), std::string::npos);
+}
+
 TEST(ProbeJoin, NegativeSlackIsClampedAndSaidSo) {
   const trace::TraceMap probeMap = makeMap(true);
   const trace::TraceMap refMap = makeMap(false);
