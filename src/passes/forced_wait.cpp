@@ -41,8 +41,21 @@
 //   parity inference). Otherwise, when a wait on the exactly matching barrier later in the same
 //   iteration region waits for a parity that discovery proved to be ((iter / stages) & 1) ^ inv
 //   of that region's `iter=` operand, the parity is that constant for iteration I and the wait is
-//   a `mbarrier.try_wait.parity` loop. Otherwise the pass refuses, naming the op, the line and
-//   the reasons.
+//   a `mbarrier.try_wait.parity` loop. Otherwise, when another thread armed the phase with an
+//   exactly matching expect_tx earlier in the block (Triton: thread 0 arms, an elected lane
+//   issues each load), that thread waits on its own arrive's state after the last op of the
+//   block that signals the barrier, whoever issues it: every issue of the phase precedes the
+//   wait in program order, so the wait cannot hold one up. The probe's markers then go around
+//   the wait in that thread only (the issue is in another lane): it times the last issue of the
+//   phase to its completion, as the waiting thread sees it. Otherwise the pass refuses, naming
+//   the op, the line and the reasons.
+// - Loop trips: Triton's software pipeliner issues later stages' loads after the iteration
+//   region has ended, in the same loop trip. A site with no enclosing `iter=` region takes the
+//   iteration of the last begin marker of an `iter=` region nested in its owner that precedes
+//   it in code entered only through that marker; the probe's begin marker names that iteration
+//   itself (`iter=`), and the description says `iteration_source: loop_trip` (probe_join then
+//   derives the latency only: the wait is outside the iteration region). Such a load may fetch
+//   data for a later iteration; the probe selects it by the trip that issues it.
 //   One arrive.expect_tx often arms a phase for several loads (tma_gemm: A and B tiles). A wait
 //   right after the first load would never return: the phase needs the bytes of the second load,
 //   which this thread issues only after the wait. So when later ops of the same basic block
