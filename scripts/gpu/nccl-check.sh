@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ON a machine with 2+ GPUs (issue 9; carry .debs): the NCCL all-gather + GEMM overlap
-# client end to end. Builds the system tracer, argus and bench/overlap's NCCL pipeline against
+# client end to end, on every GPU of the machine (one rank each). Builds the system tracer, argus and bench/overlap's NCCL pipeline against
 # the NCCL that PyTorch ships; records chunked all-gathers for every (S, R) under
 # libargus_system_trace.so; asks argus for tma_gemm's region timings at five shapes; measures
 # the whole (S, R, P) grid and the PyTorch baseline; ranks with argus_overlap. Results go to
@@ -26,6 +26,8 @@ COMM=2048:4096,4096:8192,8192:4096,8192:8192,16384:2048
   python3 -c 'import torch; print("torch", torch.__version__, "gpus", torch.cuda.device_count(), "nccl", torch.cuda.nccl.version())'
 } >"$res/machine.txt" 2>&1
 cat "$res/machine.txt"
+gpus=$(nvidia-smi -L | grep -c "^GPU ")
+echo "$gpus GPUs: every rank count below is $gpus"
 nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])')
 echo "NCCL from $nccl_root"
 export LD_LIBRARY_PATH="$nccl_root/lib:/tmp/argus-deps/usr/lib/x86_64-linux-gnu"
@@ -44,7 +46,7 @@ grep -E "NCCL version|via P2P|NVLS|nChannels|Connected all" "$res/nccl_debug.log
 
 t0=$(date +%s)
 CUDA_INJECTION64_PATH=$LIB ARGUS_SYSTEM_TRACE_OUT="$res/comm_trace.jsonl" \
-  ARGUS_SYSTEM_TRACE_LABELS="collective=all_gather,gpus=2" \
+  ARGUS_SYSTEM_TRACE_LABELS="collective=all_gather,gpus=$gpus" \
   timeout 240 "$P" comm "$COMM" 2>&1 | tail -3
 echo "comm sweep: $(($(date +%s) - t0)) s"
 python3 - "$res/comm_trace.jsonl" <<'EOF' | tee "$res/comm_ctas.txt"
@@ -90,6 +92,6 @@ for s in "${SHAPES[@]}"; do
   [ -f "$res/regions_${rows}x${2}x${3}.json" ] || query_shape "$rows" "$2" "$3"
   regions+=(--alone "$1,$2,$3=$res/regions_${rows}x${2}x${3}.json")
 done
-"$B/bench/overlap/argus_overlap" --trace "$res/comm_trace.jsonl" --source nccl --ranks 2 \
+"$B/bench/overlap/argus_overlap" --trace "$res/comm_trace.jsonl" --source nccl --ranks "$gpus" \
   --comm-sms 2,4,8,16,32 "${regions[@]}" --grid "$res/grid.jsonl" --baseline "$res/torch.jsonl" \
   --json "$res/overlap.json" 2>&1 | tee "$res/overlap.txt" | grep -E "^GEMM|top-|PyTorch"
