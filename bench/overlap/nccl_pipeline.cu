@@ -23,6 +23,7 @@
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -398,11 +399,22 @@ int main(int argc, char** argv) {
     if (pid == 0) std::exit(runRank(r, options.ranks, in[r], out.data(), n, args.data(), options));
     children.push_back(pid);
   }
+  // A rank that fails leaves the others blocked in NCCL for ever: stop them too.
   int status = 0;
-  for (pid_t pid : children) {
+  for (size_t left = children.size(); left > 0; --left) {
     int ws = 0;
-    waitpid(pid, &ws, 0);
-    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
+    const pid_t done = wait(&ws);
+    if (done < 0) break;
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+      if (status == 0) {
+        status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
+        std::fprintf(stderr, "a rank ended with %s %d; stopping the others\n",
+                     WIFEXITED(ws) ? "exit code" : "signal",
+                     WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+      }
+      for (pid_t pid : children)
+        if (pid != done) kill(pid, SIGTERM);
+    }
   }
   return status;
 }
