@@ -44,6 +44,21 @@ Result<runtime::TaskOutputs> collectSystemTrace(const program::ProgramSpec& spec
   if (auto parsed = parseSystemTrace(*text); !parsed) return std::unexpected(parsed.error());
   runtime::TaskOutputs outputs;
   outputs.artifacts["system_trace"] = runtime::Artifact::fromData(std::move(*text));
+  // Further processes of the run (one per GPU) wrote system_trace.jsonl.<pid>: kept as
+  // evidence of their own, `system_trace.<pid>`; the signals come from the first process.
+  for (const auto& e : fs::directory_iterator(ctx.taskDir, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::string prefix = out.filename().string() + ".";
+    if (!name.starts_with(prefix)) continue;
+    const std::string suffix = name.substr(prefix.size());
+    if (suffix.empty() || suffix.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto other = readFile(e.path());
+    if (!other) return std::unexpected(other.error());
+    if (auto parsed = parseSystemTrace(*other); !parsed)
+      return fail("system_trace",
+                  fmt::format("process {}'s trace: {}", suffix, parsed.error().message));
+    outputs.artifacts["system_trace." + suffix] = runtime::Artifact::fromData(std::move(*other));
+  }
   return outputs;
 }
 

@@ -3,7 +3,9 @@
 // ranges — into one JSON-lines file (format: argus/backends/system_trace.h).
 //
 // Environment:
-//   ARGUS_SYSTEM_TRACE_OUT     the output file (required; truncated at start)
+//   ARGUS_SYSTEM_TRACE_OUT     the output file (required; replaced at start). When several
+//                              processes of one run trace (one per GPU), the first takes it and
+//                              the others write <file>.<pid> (claim_output.h)
 //   ARGUS_SYSTEM_TRACE_LABELS  k=v,k=v words copied into the header (run parameters)
 //   NVTX_INJECTION64_PATH      set to the CUPTI library if unset, so NVTX calls made after CUDA
 //                              initialisation reach CUPTI (ranges pushed before that are lost)
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "../region_trace/vendor_api.h"
+#include "claim_output.h"
 
 namespace argus::inject {
 namespace {
@@ -232,11 +235,11 @@ int initialize() {
     return 1;
   }
   auto* state = new State;
-  state->file = out;
+  state->file = claimTraceOutput(out);
   {
     std::ofstream header(state->file, std::ios::trunc);
     if (!header) {
-      reportError(std::string("cannot write ") + out + "; tracing nothing");
+      reportError("cannot write " + state->file + "; tracing nothing");
       delete state;
       return 1;
     }
