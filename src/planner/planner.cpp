@@ -426,11 +426,14 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
           recipe->retainedScope.end()) {
         std::vector<std::string> kept;
         for (auto k : recipe->retainedScope) kept.emplace_back(query::coordinateName(k));
+        const std::string keeps = kept.empty()
+                                      ? std::string("its evidence sums over the whole launch")
+                                      : fmt::format("its evidence keeps only {}", joinNames(kept));
         return fail("planner",
                     fmt::format("signal `{}` (recipe `{}`) cannot be restricted by scope "
-                                "coordinate `{}`: its evidence keeps only {}; drop `{}` from the "
-                                "scope or ask for that signal in a separate query",
-                                signal, recipe->name, query::coordinateName(c), joinNames(kept),
+                                "coordinate `{}`: {}; drop `{}` from the scope or ask for that "
+                                "signal in a separate query",
+                                signal, recipe->name, query::coordinateName(c), keeps,
                                 query::coordinateName(c)));
       }
     requested.push_back(recipe);
