@@ -16,10 +16,12 @@
 // --alone gives tile times at one CTA per SM (a report of a GEMM whose tiles fit one wave); the
 // grid file's `occupancy` line gives CTAs per SM. With both, t_comp follows co-residency.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -109,6 +111,14 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return n > 1 ? 1.0 - 6.0 * d2 / (n * (n * n - 1.0)) : 1.0;
 }
 
+/// A whole decimal integer, or nothing.
+std::optional<int> toInt(const std::string& text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,22 +141,31 @@ int main(int argc, char** argv) {
     } else if (a == "--json") {
       jsonOut = v;
     } else if (a == "--sms") {
-      sms = std::stoi(v);
+      const auto n = toInt(v);
+      if (!n || *n < 1) return usage("--sms wants a positive count");
+      sms = *n;
     } else if (a == "--top") {
-      top = std::stoi(v);
+      const auto n = toInt(v);
+      if (!n || *n < 1) return usage("--top wants a positive count");
+      top = *n;
     } else if (a == "--source") {
       source = v;
       if (source != "nccl" && source != "copy_kernel")
         return usage("--source is nccl or copy_kernel");
     } else if (a == "--ranks") {
-      ranks = std::stoi(v);
-      if (ranks < 1) return usage("--ranks wants a positive count");
+      const auto n = toInt(v);
+      if (!n || *n < 1) return usage("--ranks wants a positive count");
+      ranks = *n;
     } else if (a == "--baseline") {
       baselineFile = v;
     } else if (a == "--comm-sms") {
       commSms.clear();
       std::stringstream list(v);
-      for (std::string item; std::getline(list, item, ',');) commSms.push_back(std::stoi(item));
+      for (std::string item; std::getline(list, item, ',');) {
+        const auto n = toInt(item);
+        if (!n || *n < 0) return usage("--comm-sms wants counts like 2,4,8");
+        commSms.push_back(*n);
+      }
     } else if (a == "--regions" || a == "--alone") {
       Shape s{};
       if (std::sscanf(v.c_str(), "%ld,%ld,%ld=", &s.m, &s.n, &s.k) != 3 ||
