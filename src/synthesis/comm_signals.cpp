@@ -164,6 +164,30 @@ json commSignalsJson(const CommSignals& signals) {
        {{"unit", "GB/s"}, {"qualification", "derived"}, {"groups", throughput}}}};
 }
 
+std::vector<CommGroup> slowestProcess(const std::vector<std::vector<CommGroup>>& processes) {
+  std::map<std::tuple<std::string, int, uint64_t>, CommGroup> merged;
+  for (const auto& groups : processes)
+    for (const auto& g : groups) {
+      auto [it, fresh] = merged.try_emplace({g.source, g.sms, g.bytes}, g);
+      if (fresh) continue;
+      CommGroup& m = it->second;
+      m.chunks += g.chunks;
+      m.meanNs = std::max(m.meanNs, g.meanNs);
+      m.medianNs = std::max(m.medianNs, g.medianNs);
+      m.minNs = std::max(m.minNs, g.minNs);
+      m.launchOverheadNs = std::max(m.launchOverheadNs, g.launchOverheadNs);
+      m.sustainedGBs = m.sustainedGBs > 0 && g.sustainedGBs > 0
+                           ? std::min(m.sustainedGBs, g.sustainedGBs)
+                           : std::max(m.sustainedGBs, g.sustainedGBs);
+    }
+  std::vector<CommGroup> out;
+  for (auto& [key, g] : merged) {
+    g.chunkThroughputGBs = g.medianNs > 0 ? static_cast<double>(g.bytes) / g.medianNs : 0;
+    out.push_back(g);
+  }
+  return out;
+}
+
 Result<std::vector<CommGroup>> commGroupsFromJson(const json& chunkTime, const json& overhead) {
   if (!chunkTime.is_object() || !chunkTime.contains("groups") || !chunkTime["groups"].is_array())
     return fail("comm_signals",

@@ -21,7 +21,22 @@ void registerCommSignalsExecutor(runtime::ExecutorRegistry& registry) {
             if (!bytes) return std::unexpected(bytes.error());
             auto trace = backends::parseSystemTrace(*bytes);
             if (!trace) return std::unexpected(trace.error());
-            auto signals = commSignalsJson(commSignals(*trace));
+            CommSignals first = commSignals(*trace);
+            // Further processes of the run (system_trace.<pid>, one per GPU): the collective's
+            // time is its slowest rank's.
+            std::vector<std::vector<CommGroup>> processes{first.groups};
+            for (const auto& [key, artifact] : ctx.evidence) {
+              if (key.find("/system_trace.") == std::string::npos) continue;
+              auto other = artifact.read();
+              if (!other) return std::unexpected(other.error());
+              auto parsed = backends::parseSystemTrace(*other);
+              if (!parsed)
+                return fail("synthesis", fmt::format("{}: {}", key, parsed.error().message));
+              processes.push_back(commSignals(*parsed).groups);
+            }
+            if (processes.size() > 1) first.groups = slowestProcess(processes);
+            auto signals = commSignalsJson(first);
+            for (auto& [name, value] : signals.items()) value["processes"] = processes.size();
             runtime::TaskOutputs out;
             out.artifacts["kernel_timeline"] =
                 runtime::Artifact::fromData(kernelTimelineJson(*trace).dump());

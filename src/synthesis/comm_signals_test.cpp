@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 
 #include <fstream>
 
+#include "argus/support/process.h"
 #include "argus/synthesis/comm_signals.h"
 #include "argus/synthesis/overlap_model.h"
 
@@ -98,6 +100,29 @@ TEST(CommSignals, NcclKernelsWithoutRangesUseGridAsSms) {
   EXPECT_DOUBLE_EQ(s.groups[0].chunkThroughputGBs, 0);
 }
 
+TEST(CommSignals, SeveralProcessesTakeTheSlowestRank) {
+  CommGroup a;
+  a.source = "nccl";
+  a.sms = 4;
+  a.bytes = 1000;
+  a.chunks = 3;
+  a.medianNs = 100;
+  a.launchOverheadNs = 7;
+  CommGroup b = a;
+  b.medianNs = 250;  // rank 1 is slower
+  b.launchOverheadNs = 5;
+  CommGroup only = a;
+  only.bytes = 2000;  // measured by rank 0 only
+  auto merged = slowestProcess({{a, only}, {b}});
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].bytes, 1000u);
+  EXPECT_DOUBLE_EQ(merged[0].medianNs, 250);
+  EXPECT_DOUBLE_EQ(merged[0].launchOverheadNs, 7);
+  EXPECT_EQ(merged[0].chunks, 6u);
+  EXPECT_DOUBLE_EQ(merged[0].chunkThroughputGBs, 4.0);  // 1000 B / 250 ns
+  EXPECT_EQ(merged[1].bytes, 2000u);
+}
+
 TEST(CommSignals, NoCommunicationIsEmpty) {
   auto trace = backends::parseSystemTrace(std::string(kHeader) + api(1, 0) + kernel("k", 1, 1, 2));
   ASSERT_TRUE(trace);
@@ -188,6 +213,44 @@ TEST(CommSignalsFixture, NcclAllGatherOnTwoH200s) {
   }
   EXPECT_FALSE(commGroupsFromJson(json{{"unit", "ns"}}, json()));
   EXPECT_FALSE(commGroupsFromJson(json{{"unit", "ns"}, {"groups", {{{"bytes", 1}}}}}, json()));
+}
+
+// The synthesis executor reads the other processes' traces of the collection (evidence
+// `collect/…/system_trace.<pid>`) and reports each group at its slowest process.
+TEST(CommSignalsFixture, ExecutorJoinsEveryProcessOfTheRun) {
+  auto text =
+      readFile(std::string(ARGUS_SYSTEM_TRACE_DATA) + "/nccl/nccl_allgather_2048x4096.jsonl");
+  ASSERT_TRUE(text);
+  // A second rank identical to the first but with every GPU operation taking 1 µs longer.
+  std::string slower;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line);
+    if (j.contains("end_ns")) j["end_ns"] = j["end_ns"].get<int64_t>() + 1000;
+    slower += j.dump() + "\n";
+  }
+  runtime::ExecutorRegistry registry;
+  registerCommSignalsExecutor(registry);
+  runtime::TaskDescriptor task;
+  task.id = "synth/system_trace";
+  task.executor = "system_trace_signals";
+  runtime::TaskContext ctx(task, std::filesystem::temp_directory_path() / "argus-comm-exec-test");
+  ctx.inputs["evidence"] = runtime::Artifact::fromData(*text);
+  ctx.evidence["collect/p0/system_trace"] = runtime::Artifact::fromData(*text);
+  ctx.evidence["collect/p0/system_trace.4242"] = runtime::Artifact::fromData(slower);
+  auto out = registry.find("system_trace_signals")->execute(ctx);
+  ASSERT_TRUE(out) << out.error().text();
+  const json chunkTime = json::parse(*out->artifacts.at("comm_chunk_time").read());
+  EXPECT_EQ(chunkTime["processes"], 2);
+  auto one = commSignals(*backends::parseSystemTrace(*text));
+  for (const auto& g : chunkTime["groups"]) {
+    if (g["bytes"] == 0) continue;
+    for (const auto& o : one.groups)
+      if (o.bytes == g["bytes"] && o.sms == g["sms"] && o.source == g["source"]) {
+        EXPECT_DOUBLE_EQ(g["median_ns"].get<double>(), o.medianNs + 1000);
+        EXPECT_EQ(g["chunks"], 2 * o.chunks);
+      }
+  }
 }
 
 TEST(CommSignalsFixture, TmaGemmTimeline) {

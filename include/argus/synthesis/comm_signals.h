@@ -56,6 +56,12 @@ struct CommSignals {
 /// Finds the communication chunks of `trace` and their statistics. [thread-safe]
 [[nodiscard]] CommSignals commSignals(const backends::SystemTrace& trace);
 
+/// The groups of several processes of one run (one per GPU) as one: a collective is as slow as
+/// its slowest rank, so each group's times and launch overhead are the largest process's, its
+/// chunk count the sum, and its throughputs follow the slowest median. [thread-safe]
+[[nodiscard]] std::vector<CommGroup> slowestProcess(
+    const std::vector<std::vector<CommGroup>>& processes);
+
 /// JSON of the signals: {comm_chunk_time, launch_overhead, comm_throughput} as lists of groups,
 /// each entry with bytes, sms, source, and its values (ns or GB/s), qualification observed
 /// (throughput derived: bytes come from labels).
