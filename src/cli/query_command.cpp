@@ -363,15 +363,36 @@ int runQuery(const QueryCommandOptions& o) {
                 {"devices", devices}}}};
 
   if (!o.chromeTraceOut.empty()) {
+    // One timeline for the query: region traces and system traces (every process of the run).
+    nlohmann::json events = nlohmann::json::array();
     for (const auto& t : report->tasks) {
       if (t.id.rfind("collect/", 0) != 0) continue;
       auto outputs = store.lookup(t.memoKey);
-      if (!outputs || !outputs->artifacts.contains("region_trace")) continue;
-      auto bytes = outputs->artifacts.at("region_trace").read();
-      if (!bytes) continue;
-      auto timeline = synthesis::bundleTimeline(*bytes);
-      if (timeline) (void)writeFile(o.chromeTraceOut, timeline->dump());
+      if (!outputs) continue;
+      if (outputs->artifacts.contains("region_trace"))
+        if (auto bytes = outputs->artifacts.at("region_trace").read())
+          if (auto timeline = synthesis::bundleTimeline(*bytes))
+            for (auto& e : (*timeline)["traceEvents"]) events.push_back(std::move(e));
+      std::vector<backends::SystemTrace> processes;
+      for (const auto& [name, artifact] : outputs->artifacts) {
+        if (name != "system_trace" && !name.starts_with("system_trace.")) continue;
+        auto bytes = artifact.read();
+        if (!bytes) continue;
+        auto trace = backends::parseSystemTrace(*bytes);
+        if (!trace) continue;
+        // The first process's trace first: it keeps the plain track names.
+        if (name == "system_trace")
+          processes.insert(processes.begin(), std::move(*trace));
+        else
+          processes.push_back(std::move(*trace));
+      }
+      if (!processes.empty())
+        for (auto& e : backends::systemTraceChrome(processes)["traceEvents"])
+          events.push_back(std::move(e));
     }
+    if (!events.empty())
+      (void)writeFile(o.chromeTraceOut,
+                      nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump());
   }
 
   std::string discoveryText;  // op_latency discovery: the probes it added and what it left out
@@ -461,7 +482,8 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
   verb->add_flag("--require-gpu", o->requireGpu,
                  "Exit with 2 when a GPU collection could not run on this machine");
   verb->add_option("--chrome-trace", o->chromeTraceOut,
-                   "Write the region timeline (Chrome/Perfetto JSON) to this file");
+                   "Write the timeline of the query's collections (region traces, system traces "
+                   "of every process) as Chrome/Perfetto JSON to this file");
   return {Command{verb, [o] { return runQuery(*o); }}};
 }
 

@@ -105,6 +105,11 @@ struct SystemTrace {
 /// GPU operations, and a "host" process with one track per thread for NVTX ranges. Times in µs.
 [[nodiscard]] nlohmann::json systemTraceChrome(const SystemTrace& trace);
 
+/// The same for the traces of several processes of one run (one per GPU), on one timeline:
+/// process p > 0 gets its own Chrome processes (GPU d of process p, host of process p), so no
+/// two processes share a track.
+[[nodiscard]] nlohmann::json systemTraceChrome(const std::vector<SystemTrace>& processes);
+
 /// Where the collector finds libargus_system_trace.so: $ARGUS_SYSTEM_TRACE_LIB, else the build
 /// tree's copy (compile-time default).
 [[nodiscard]] Result<std::filesystem::path> systemTraceLibrary();

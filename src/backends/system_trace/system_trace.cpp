@@ -194,9 +194,16 @@ Result<SystemTrace> readSystemTrace(const std::filesystem::path& file) {
   return parsed;
 }
 
-json systemTraceChrome(const SystemTrace& trace) {
-  json events = json::array();
-  constexpr int kHostPid = 1000000;
+namespace {
+
+/// Appends one process's events; process p > 0 moves its Chrome pids by p * kProcessStride.
+void appendChrome(const SystemTrace& trace, size_t process, json& events) {
+  constexpr int64_t kProcessStride = 10000;
+  const int64_t shift = static_cast<int64_t>(process) * kProcessStride;
+  const std::string suffix =
+      process == 0 ? std::string()
+                   : fmt::format(" (process {}, pid {})", process, trace.header.value("pid", 0));
+  const int64_t kHostPid = 1000000 + shift;
   std::map<uint32_t, std::set<uint32_t>> streams;
   std::set<uint64_t> threads;
   for (const auto& op : trace.ops) {
@@ -215,7 +222,7 @@ json systemTraceChrome(const SystemTrace& trace) {
                                   ? (op.nccl ? "nccl" : "kernel")
                                   : (op.kind == TraceOp::Kind::Memcpy ? "memcpy" : "memset")},
                       {"ph", "X"},
-                      {"pid", op.device},
+                      {"pid", op.device + shift},
                       {"tid", op.stream},
                       {"ts", static_cast<double>(op.startNs) / 1000.0},
                       {"dur", static_cast<double>(op.durationNs()) / 1000.0},
@@ -235,18 +242,33 @@ json systemTraceChrome(const SystemTrace& trace) {
   for (const auto& [device, ids] : streams) {
     events.push_back({{"name", "process_name"},
                       {"ph", "M"},
-                      {"pid", device},
-                      {"args", {{"name", fmt::format("GPU {}", device)}}}});
+                      {"pid", device + shift},
+                      {"args", {{"name", fmt::format("GPU {}{}", device, suffix)}}}});
     for (uint32_t s : ids)
       events.push_back({{"name", "thread_name"},
                         {"ph", "M"},
-                        {"pid", device},
+                        {"pid", device + shift},
                         {"tid", s},
                         {"args", {{"name", fmt::format("stream {}", s)}}}});
   }
   if (!threads.empty())
-    events.push_back(
-        {{"name", "process_name"}, {"ph", "M"}, {"pid", kHostPid}, {"args", {{"name", "host"}}}});
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", kHostPid},
+                      {"args", {{"name", "host" + suffix}}}});
+}
+
+}  // namespace
+
+json systemTraceChrome(const SystemTrace& trace) {
+  json events = json::array();
+  appendChrome(trace, 0, events);
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+json systemTraceChrome(const std::vector<SystemTrace>& processes) {
+  json events = json::array();
+  for (size_t p = 0; p < processes.size(); ++p) appendChrome(processes[p], p, events);
   return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};
 }
 

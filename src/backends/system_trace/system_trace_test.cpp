@@ -148,6 +148,27 @@ TEST(SystemTrace, ChromeHasOneTrackPerStream) {
   EXPECT_DOUBLE_EQ(chrome["traceEvents"][0]["dur"].get<double>(), 2.0);  // µs
 }
 
+// Several processes of one run on one timeline: each keeps its own Chrome processes.
+TEST(SystemTraceChrome, ProcessesOfOneRunDoNotShareTracks) {
+  auto trace = readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) +
+                               "/nccl/nccl_allgather_2048x4096.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  const auto one = systemTraceChrome(*trace);
+  const auto two = systemTraceChrome(std::vector<SystemTrace>{*trace, *trace});
+  EXPECT_EQ(two["traceEvents"].size(), 2 * one["traceEvents"].size());
+  std::set<int64_t> first, second;
+  size_t named = 0;
+  for (size_t i = 0; i < two["traceEvents"].size(); ++i) {
+    const auto& e = two["traceEvents"][i];
+    (i < one["traceEvents"].size() ? first : second).insert(e["pid"].get<int64_t>());
+    if (e["name"] == "process_name" &&
+        e["args"]["name"].get<std::string>().find("(process 1") != std::string::npos)
+      ++named;
+  }
+  for (int64_t pid : first) EXPECT_FALSE(second.contains(pid)) << pid;
+  EXPECT_GE(named, 2u);  // its GPU and its host
+}
+
 // Processes of one run that all inherit ARGUS_SYSTEM_TRACE_OUT never share a file: the first
 // takes it, later ones write <file>.<pid>; a previous run's file is replaced.
 TEST(SystemTraceOutput, EachProcessClaimsItsOwnFile) {
