@@ -25,6 +25,7 @@ void registerCommSignalsExecutor(runtime::ExecutorRegistry& registry) {
             // Further processes of the run (system_trace.<pid>, one per GPU): the collective's
             // time is its slowest rank's.
             std::vector<std::vector<CommGroup>> processes{first.groups};
+            nlohmann::json timeline = kernelTimelineJson(*trace);
             for (const auto& [key, artifact] : ctx.evidence) {
               if (key.find("/system_trace.") == std::string::npos) continue;
               auto other = artifact.read();
@@ -33,13 +34,15 @@ void registerCommSignalsExecutor(runtime::ExecutorRegistry& registry) {
               if (!parsed)
                 return fail("synthesis", fmt::format("{}: {}", key, parsed.error().message));
               processes.push_back(commSignals(*parsed).groups);
+              nlohmann::json more = kernelTimelineJson(*parsed);
+              more["pid"] = parsed->header.value("pid", 0);
+              timeline["other_processes"].push_back(std::move(more));
             }
             if (processes.size() > 1) first.groups = slowestProcess(processes);
             auto signals = commSignalsJson(first);
             for (auto& [name, value] : signals.items()) value["processes"] = processes.size();
             runtime::TaskOutputs out;
-            out.artifacts["kernel_timeline"] =
-                runtime::Artifact::fromData(kernelTimelineJson(*trace).dump());
+            out.artifacts["kernel_timeline"] = runtime::Artifact::fromData(timeline.dump());
             for (const char* name : {"launch_overhead", "comm_chunk_time", "comm_throughput"})
               out.artifacts[name] = runtime::Artifact::fromData(signals[name].dump());
             return out;

@@ -242,6 +242,9 @@ TEST(CommSignalsFixture, ExecutorJoinsEveryProcessOfTheRun) {
   ASSERT_TRUE(out) << out.error().text();
   const json chunkTime = json::parse(*out->artifacts.at("comm_chunk_time").read());
   EXPECT_EQ(chunkTime["processes"], 2);
+  const json timeline = json::parse(*out->artifacts.at("kernel_timeline").read());
+  ASSERT_EQ(timeline["other_processes"].size(), 1u);
+  EXPECT_EQ(timeline["other_processes"][0]["operations"].size(), timeline["operations"].size());
   auto one = commSignals(*backends::parseSystemTrace(*text));
   for (const auto& g : chunkTime["groups"]) {
     if (g["bytes"] == 0) continue;
