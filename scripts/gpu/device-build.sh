@@ -11,6 +11,11 @@ if [ ! -d "$deps/usr" ]; then
 fi
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build="${ARGUS_BUILD_DIR:-/tmp/argus-build}"
+# NCCL for bench/overlap's multi-GPU pipeline: the one PyTorch ships, unless one is named.
+if [ -z "${ARGUS_NCCL_ROOT:-}" ]; then
+  ARGUS_NCCL_ROOT=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null) &&
+    export ARGUS_NCCL_ROOT LD_LIBRARY_PATH="$ARGUS_NCCL_ROOT/lib:$LD_LIBRARY_PATH"
+fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" >&2
 if [ $# -gt 0 ]; then set -- --target "$@"; fi
