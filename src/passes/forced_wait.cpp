@@ -375,8 +375,9 @@ class InsertForcedWaitPass final : public Pass {
         return fail("passes", fmt::format("{}: {}: no mbarrier operand", kPassName, where));
       const std::string barrierText = ptx::printOperand(*barrier);
 
-      // Later ops of the same block signalling the same barrier share the phase.
-      std::vector<const analysis::OpSite*> sharing;
+      // Later ops of the same block signalling the same barrier share the phase, whichever
+      // thread issues them.
+      std::vector<const analysis::OpSite*> phaseOps;
       for (const auto& other : *sites) {
         if (other.kernel != site.kernel || other.where.statement <= at) continue;
         if (other.completion.kind != analysis::Completion::Kind::Barrier ||
@@ -385,18 +386,43 @@ class InsertForcedWaitPass final : public Pass {
         const auto& a = *c.barrier;
         const auto& b = *other.completion.barrier;
         if (a.base != b.base || a.offset != b.offset || a.dynamicTerms != b.dynamicTerms) continue;
-        // Another guard may select another thread (Triton: elect.sync per load); only ops under
-        // the same guard are provably this thread's.
-        if (!sameGuard(body[other.where.statement].instruction.guard, guard)) continue;
         bool straight = true;
         for (size_t i = at + 1; i < other.where.statement && straight; ++i)
           straight = !isBlockBoundary(body[i]);
-        if (straight) sharing.push_back(&other);
+        if (straight) phaseOps.push_back(&other);
       }
-      if (!sharing.empty()) {
+      // Another guard may select another thread (Triton: elect.sync per load); only ops under
+      // the same guard are provably this thread's.
+      std::vector<const analysis::OpSite*> sharing;
+      for (const auto* other : phaseOps)
+        if (sameGuard(body[other->where.statement].instruction.guard, guard))
+          sharing.push_back(other);
+      const auto opLines = [](const std::vector<const analysis::OpSite*>& ops) {
         std::vector<std::string> lines;
-        for (const auto* s : sharing)
+        for (const auto* s : ops)
           lines.push_back(fmt::format("`{}` at line {}", s->opId, s->where.line));
+        return fmt::format("{}", fmt::join(lines, ", "));
+      };
+      const auto sharePhaseWith = [&](const std::vector<const analysis::OpSite*>& ops) {
+        probe["shared_phase_with"] = nlohmann::json::array();
+        for (const auto* s : ops) probe["shared_phase_with"].push_back(s->opId);
+      };
+      // The wait on the phase that the arrive.expect_tx at `expectAt` armed: its `_` sink
+      // becomes a state register, and the wait loops on that state.
+      const auto waitOnArriveState = [&](size_t expectAt) {
+        decls += fmt::format("\t.reg .b64 {0}st;\n\t.reg .pred {0}done;\n", kRegPrefix);
+        ptx::Operand state;
+        state.kind = ptx::Operand::Kind::Register;
+        state.text = std::string(kRegPrefix) + "st";
+        body[expectAt].instruction.operands[0] = state;
+        ++sinksRewritten_;
+        probe["expect_tx_line"] = body[expectAt].loc.line;
+        wait = fmt::format(
+            "{0}:\n\tmbarrier.try_wait.shared::cta.b64 {1}done, {2}, {1}st;\n"
+            "\t@!{1}done bra {0};\n",
+            waitLabel, kRegPrefix, barrierText);
+      };
+      if (!sharing.empty()) {
         if (!o.waitAfterLast) {
           return fail("passes",
                       fmt::format("{}: {}: the same thread signals the same barrier phase later "
@@ -404,11 +430,10 @@ class InsertForcedWaitPass final : public Pass {
                                   "return because the phase also needs their bytes. Probe the "
                                   "last of them, or set option shared_phase=\"wait_after_last\" "
                                   "to time this op's issue to the completion of the whole phase",
-                                  kPassName, where, fmt::join(lines, ", ")));
+                                  kPassName, where, opLines(sharing)));
         }
         waitAfter = sharing.back()->where.statement;
-        probe["shared_phase_with"] = nlohmann::json::array();
-        for (const auto* s : sharing) probe["shared_phase_with"].push_back(s->opId);
+        sharePhaseWith(sharing);
       }
 
       // Method 1: the state returned by this thread's own arrive.expect_tx.
@@ -449,17 +474,7 @@ class InsertForcedWaitPass final : public Pass {
       }
       if (expect) {
         method = "mbarrier_state";
-        decls += fmt::format("\t.reg .b64 {0}st;\n\t.reg .pred {0}done;\n", kRegPrefix);
-        ptx::Operand state;
-        state.kind = ptx::Operand::Kind::Register;
-        state.text = std::string(kRegPrefix) + "st";
-        body[*expect].instruction.operands[0] = state;
-        ++sinksRewritten_;
-        probe["expect_tx_line"] = body[*expect].loc.line;
-        wait = fmt::format(
-            "{0}:\n\tmbarrier.try_wait.shared::cta.b64 {1}done, {2}, {1}st;\n"
-            "\t@!{1}done bra {0};\n",
-            waitLabel, kRegPrefix, barrierText);
+        waitOnArriveState(*expect);
       } else {
         // Method 2: a proven parity phase of the iteration region.
         if (c.expectTx.empty())
@@ -503,32 +518,14 @@ class InsertForcedWaitPass final : public Pass {
           // arms with thread 0 and issues each load from an elected lane). Every issue then
           // precedes the wait in program order, so the wait cannot hold up an issue of its phase.
           const Statement& es = body[*armedByOther];
-          std::vector<const analysis::OpSite*> phaseOps;
-          for (const auto& other : *sites) {
-            if (other.kernel != site.kernel || other.where.statement <= at) continue;
-            if (other.completion.kind != analysis::Completion::Kind::Barrier ||
-                !other.completion.barrier || !other.completion.barrier->resolved)
-              continue;
-            const auto& a = *c.barrier;
-            const auto& b = *other.completion.barrier;
-            if (a.base != b.base || a.offset != b.offset || a.dynamicTerms != b.dynamicTerms)
-              continue;
-            bool straight = true;
-            for (size_t i = at + 1; i < other.where.statement && straight; ++i)
-              straight = !isBlockBoundary(body[i]);
-            if (straight) phaseOps.push_back(&other);
-          }
           if (!phaseOps.empty() && !o.waitAfterLast) {
-            std::vector<std::string> lines;
-            for (const auto* s : phaseOps)
-              lines.push_back(fmt::format("`{}` at line {}", s->opId, s->where.line));
             return fail("passes",
                         fmt::format("{}: {}: later ops of the block signal the same barrier "
                                     "phase ({}); its completion needs their bytes too. Probe "
                                     "the last of them, or set option "
                                     "shared_phase=\"wait_after_last\" to time this op's issue "
                                     "to the completion of the whole phase",
-                                    kPassName, where, fmt::join(lines, ", ")));
+                                    kPassName, where, opLines(phaseOps)));
           }
           const size_t last = phaseOps.empty() ? at : phaseOps.back()->where.statement;
           const std::optional<ptx::Guard> armGuard = es.instruction.guard;
@@ -542,22 +539,9 @@ class InsertForcedWaitPass final : public Pass {
           waiterGuard = armGuard;
           markersAroundWait = true;
           method = "mbarrier_state_arming_thread";
-          decls += fmt::format("\t.reg .b64 {0}st;\n\t.reg .pred {0}done;\n", kRegPrefix);
-          ptx::Operand state;
-          state.kind = ptx::Operand::Kind::Register;
-          state.text = std::string(kRegPrefix) + "st";
-          body[*armedByOther].instruction.operands[0] = state;
-          ++sinksRewritten_;
-          probe["expect_tx_line"] = es.loc.line;
+          waitOnArriveState(*armedByOther);
           probe["waiter"] = "the thread of the expect_tx";
-          if (!phaseOps.empty()) {
-            probe["shared_phase_with"] = nlohmann::json::array();
-            for (const auto* s : phaseOps) probe["shared_phase_with"].push_back(s->opId);
-          }
-          wait = fmt::format(
-              "{0}:\n\tmbarrier.try_wait.shared::cta.b64 {1}done, {2}, {1}st;\n"
-              "\t@!{1}done bra {0};\n",
-              waitLabel, kRegPrefix, barrierText);
+          if (!phaseOps.empty()) sharePhaseWith(phaseOps);
         } else if (!parityWait) {
           return fail("passes", fmt::format("{}: {}: cannot force its completion: {}; no probe "
                                             "is made (nothing is guessed)",
