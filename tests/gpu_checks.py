@@ -1,5 +1,6 @@
-"""Shared start and verdict of the Python GPU tests (tests/gpu_*/): skip without a GPU, record
-named checks, exit 1 when any failed."""
+"""Shared start and verdict of the Python GPU tests (tests/gpu_*/): skip without a GPU, run
+`argus query --json`, record named checks, exit 1 when any failed."""
+import json
 import shutil
 import subprocess
 import sys
@@ -19,3 +20,14 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
     if not ok:
         failures.append(what)
+
+
+def argus_query(argus, workspace, *args, timeout=900):
+    """The report of `argus query --json --workspace WORKSPACE ARGS...`; exits with the engine's
+    output when the query fails."""
+    cmd = [argus, "query", "--json", "--workspace", workspace, *args]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        print(run.stdout[-4000:], run.stderr[-4000:])
+        raise SystemExit(f"argus query failed ({run.returncode}): {' '.join(cmd)}")
+    return json.loads(run.stdout)

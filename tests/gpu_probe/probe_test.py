@@ -8,28 +8,21 @@ of one launch with no unmatched occurrence, the shared expect_tx phase is labell
 number is `derived` with the probe's variant/collect tasks as provenance.
 Exits 77 (skip) when there is no GPU. Usage: probe_test.py ARGUS SOURCE_DIR
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpu_checks import check, failures, require_gpu  # noqa: E402
+from gpu_checks import argus_query, check, failures, require_gpu  # noqa: E402
 
 argus, source = sys.argv[1], sys.argv[2]
 require_gpu()
 
 
 with tempfile.TemporaryDirectory() as ws:
-    cmd = [argus, "query", "--json", "--workspace", ws, "--program",
-           f"{source}/examples/tma_gemm/argus.yaml", "--kernel", "tma_gemm",
-           "--region", "mainloop/tma_load", "--signals", "op_latency", "--scope", "iter=0|7"]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if run.returncode != 0:
-        print(run.stdout[-4000:], run.stderr[-4000:])
-        raise SystemExit(f"argus query failed ({run.returncode})")
-    report = json.loads(run.stdout)
+    report = argus_query(argus, ws, "--program", f"{source}/examples/tma_gemm/argus.yaml",
+                         "--kernel", "tma_gemm", "--region", "mainloop/tma_load",
+                         "--signals", "op_latency", "--scope", "iter=0|7")
     entry = report["signals"]["op_latency"]
     check(entry.get("status") == "succeeded", f"op_latency status {entry.get('status')}")
     value = entry.get("value", {})

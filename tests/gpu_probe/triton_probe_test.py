@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpu_checks import check, failures, require_gpu  # noqa: E402
+from gpu_checks import argus_query, check, failures, require_gpu  # noqa: E402
 
 argus, source = sys.argv[1], sys.argv[2]
 require_gpu()
@@ -24,14 +24,9 @@ if subprocess.run([sys.executable, "-c", "import torch, triton"], capture_output
     sys.exit(77)
 
 with tempfile.TemporaryDirectory() as ws:
-    cmd = [argus, "query", "--json", "--workspace", ws, "--program",
-           f"{source}/examples/triton_matmul/argus.yaml", "--kernel", "matmul_tma_argus",
-           "--region", "mainloop", "--signals", "op_latency", "--scope", "iter=0|3"]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-    if run.returncode != 0:
-        print(run.stdout[-4000:], run.stderr[-4000:])
-        raise SystemExit(f"argus query failed ({run.returncode})")
-    report = json.loads(run.stdout)
+    report = argus_query(argus, ws, "--program", f"{source}/examples/triton_matmul/argus.yaml",
+                         "--kernel", "matmul_tma_argus", "--region", "mainloop",
+                         "--signals", "op_latency", "--scope", "iter=0|3", timeout=1200)
     entry = report["signals"]["op_latency"]
     check(entry.get("status") == "succeeded", f"op_latency status {entry.get('status')}")
     value = entry.get("value") or {}

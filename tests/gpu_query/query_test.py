@@ -8,26 +8,19 @@
    65,536 occurrences per launch and a median duration ratio near 512/64 = 8.
 Exits 77 (skip) when there is no GPU. Usage: query_test.py ARGUS SOURCE_DIR
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpu_checks import check, failures, require_gpu  # noqa: E402
+from gpu_checks import argus_query, check, failures, require_gpu  # noqa: E402
 
 argus, source = sys.argv[1], sys.argv[2]
 require_gpu()
 
 
 def query(workspace, *args):
-    cmd = [argus, "query", "--json", "--workspace", workspace, *args]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if run.returncode != 0:
-        print(run.stdout[-4000:], run.stderr[-4000:])
-        raise SystemExit(f"argus query failed ({run.returncode}): {' '.join(cmd)}")
-    return json.loads(run.stdout)
+    return argus_query(argus, workspace, *args)
 
 
 with tempfile.TemporaryDirectory() as ws:
