@@ -253,6 +253,30 @@ TEST(RecordVariant, AddsAVariantVersionOnItsBase) {
 namespace argus::program {
 namespace {
 
+/// Sets an environment variable for one scope, so that a failed assertion cannot leave it set
+/// for the tests after it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+/// Appends a comment line to a source file: new bytes, same program.
+::testing::AssertionResult appendComment(const fs::path& file) {
+  auto text = readFile(file);
+  if (!text) return ::testing::AssertionFailure() << text.error().text();
+  if (!writeFile(file, *text + "\n// edited\n"))
+    return ::testing::AssertionFailure() << "cannot write " << file;
+  return ::testing::AssertionSuccess();
+}
+
 bool hasCachedHostStep(const BuildResult& r) {
   return std::ranges::any_of(r.steps, [](const BuildStep& s) {
     return s.name.starts_with("nvcc -c") && s.name.find("(cached)") != std::string::npos;
@@ -267,8 +291,7 @@ bool hasCachedFrontEnd(const BuildResult& r) {
 // The host object is compiled once per content and reused by later variants; a changed host
 // source (or header) is compiled again.
 TEST_F(VariantBuild, HostObjectsAreReusedUntilAnInputChanges) {
-  const fs::path cacheDir = root_ / "cache";
-  ::setenv("ARGUS_BUILD_CACHE", cacheDir.c_str(), 1);
+  const ScopedEnv cache("ARGUS_BUILD_CACHE", (root_ / "cache").string());
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
   auto first = buildWithPtx(spec_, *ptx, root_ / "a");
@@ -287,20 +310,16 @@ TEST_F(VariantBuild, HostObjectsAreReusedUntilAnInputChanges) {
   fs::copy(spec_.file.parent_path(), copy, fs::copy_options::recursive);
   ProgramSpec edited = spec_;
   edited.hostSources = {copy / spec_.hostSources.front().filename()};
-  auto text = readFile(edited.hostSources.front());
-  ASSERT_TRUE(text);
-  ASSERT_TRUE(writeFile(edited.hostSources.front(), *text + "\n// edited\n"));
+  ASSERT_TRUE(appendComment(edited.hostSources.front()));
   auto third = buildWithPtx(edited, *ptx, root_ / "c");
   ASSERT_TRUE(third) << third.error().text();
   EXPECT_FALSE(hasCachedHostStep(*third));
-  ::unsetenv("ARGUS_BUILD_CACHE");
 }
 
 // The device source's front end (gcc -E, cudafe++, cicc) runs once; later variants run only
 // ptxas onward on their own PTX. Editing a header the device code includes runs it again.
 TEST_F(VariantBuild, DeviceFrontEndIsReusedAndThePtxStillSubstituted) {
-  const fs::path cacheDir = root_ / "cache";
-  ::setenv("ARGUS_BUILD_CACHE", cacheDir.c_str(), 1);
+  const ScopedEnv cache("ARGUS_BUILD_CACHE", (root_ / "cache").string());
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
   auto first = buildWithPtx(spec_, *ptx, root_ / "a");
@@ -335,42 +354,39 @@ TEST_F(VariantBuild, DeviceFrontEndIsReusedAndThePtxStillSubstituted) {
   auto again = buildWithPtx(edited, *ptx, root_ / "c1");
   ASSERT_TRUE(again) << again.error().text();
   EXPECT_TRUE(hasCachedFrontEnd(*again));
-  const fs::path header = copy / "tma_gemm.h";
-  auto text = readFile(header);
-  ASSERT_TRUE(text);
-  ASSERT_TRUE(writeFile(header, *text + "\n// edited\n"));
+  ASSERT_TRUE(appendComment(copy / "tma_gemm.h"));
   auto third = buildWithPtx(edited, *ptx, root_ / "c");
   ASSERT_TRUE(third) << third.error().text();
   EXPECT_FALSE(hasCachedFrontEnd(*third));
-  ::unsetenv("ARGUS_BUILD_CACHE");
 }
 
 // A cache over its size limit drops its least recently used entries, never the one just stored.
 TEST_F(VariantBuild, BuildCacheStaysUnderItsLimit) {
   const fs::path cacheDir = root_ / "small-cache";
-  ::setenv("ARGUS_BUILD_CACHE", cacheDir.c_str(), 1);
-  ::setenv("ARGUS_BUILD_CACHE_MAX_MB", "0.001", 1);  // 1 KiB: every store evicts the others
+  const ScopedEnv cache("ARGUS_BUILD_CACHE", cacheDir.string());
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
-  auto first = buildWithPtx(spec_, *ptx, root_ / "a");
-  ASSERT_TRUE(first) << first.error().text();
-  size_t manifests = 0;
-  for (const auto& e : fs::directory_iterator(cacheDir))
-    manifests += e.path().extension() == ".deps";
-  EXPECT_EQ(manifests, 1u);  // the front end was stored, then evicted by the host object
-  auto second = buildWithPtx(spec_, *ptx, root_ / "b");
-  ASSERT_TRUE(second) << second.error().text();
-  // Its front end was evicted, and storing it again evicted the host object in turn.
-  EXPECT_FALSE(hasCachedFrontEnd(*second));
-  EXPECT_FALSE(hasCachedHostStep(*second));
-  ::unsetenv("ARGUS_BUILD_CACHE_MAX_MB");
+  {
+    const ScopedEnv limit("ARGUS_BUILD_CACHE_MAX_MB",
+                          "0.001");  // 1 KiB: each store evicts the rest
+    auto first = buildWithPtx(spec_, *ptx, root_ / "a");
+    ASSERT_TRUE(first) << first.error().text();
+    size_t manifests = 0;
+    for (const auto& e : fs::directory_iterator(cacheDir))
+      manifests += e.path().extension() == ".deps";
+    EXPECT_EQ(manifests, 1u);  // the front end was stored, then evicted by the host object
+    auto second = buildWithPtx(spec_, *ptx, root_ / "b");
+    ASSERT_TRUE(second) << second.error().text();
+    // Its front end was evicted, and storing it again evicted the host object in turn.
+    EXPECT_FALSE(hasCachedFrontEnd(*second));
+    EXPECT_FALSE(hasCachedHostStep(*second));
+  }
   auto third = buildWithPtx(spec_, *ptx, root_ / "c");  // no limit: both entries stay
   ASSERT_TRUE(third) << third.error().text();
   auto fourth = buildWithPtx(spec_, *ptx, root_ / "d");
   ASSERT_TRUE(fourth) << fourth.error().text();
   EXPECT_TRUE(hasCachedFrontEnd(*fourth));
   EXPECT_TRUE(hasCachedHostStep(*fourth));
-  ::unsetenv("ARGUS_BUILD_CACHE");
 }
 
 }  // namespace
