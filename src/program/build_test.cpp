@@ -367,8 +367,8 @@ TEST_F(VariantBuild, BuildCacheStaysUnderItsLimit) {
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
   {
-    const ScopedEnv limit("ARGUS_BUILD_CACHE_MAX_MB",
-                          "0.001");  // 1 KiB: each store evicts the rest
+    // 1 KiB: each store evicts every other entry.
+    const ScopedEnv limit("ARGUS_BUILD_CACHE_MAX_MB", "0.001");
     auto first = buildWithPtx(spec_, *ptx, root_ / "a");
     ASSERT_TRUE(first) << first.error().text();
     size_t manifests = 0;
