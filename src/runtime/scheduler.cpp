@@ -399,66 +399,52 @@ class Run {
     return true;
   }
 
-  /// Starts a task that needs several whole devices when that many are idle.
-  bool dispatchMulti(std::size_t node, Executor* executor,
-                     const std::shared_ptr<TaskContext>& ctx) {
-    Node& n = nodes_[node];
-    std::vector<Device*> idle;
-    for (auto& d : devices_)
-      if (idle.size() < devicesFor(n.task) && admits(d, n.task)) idle.push_back(&d);
-    if (idle.size() < devicesFor(n.task)) return false;
-    std::string ids;
-    for (Device* d : idle) {
-      d->slots[0] = true;
-      d->running.push_back(node);
-      ids += (ids.empty() ? "" : ",") + d->id;
+  /// Where a queued task would run now: the least busy device that admits it, or for a task of
+  /// several GPUs that many idle ones; empty when it has to wait.
+  std::vector<Device*> placement(const TaskDescriptor& t) {
+    std::vector<Device*> chosen;
+    if (devicesFor(t) > 1) {
+      for (auto& d : devices_)
+        if (chosen.size() < devicesFor(t) && admits(d, t)) chosen.push_back(&d);
+      if (chosen.size() < devicesFor(t)) chosen.clear();
+      return chosen;
     }
-    n.device = ids;
-    ctx->device = ids;  // CUDA_VISIBLE_DEVICES=0,1,...
-    ctx->deadline = deadlineFor(n.task);
-    store_.begin(n.task, n.report.memoKey);
-    n.running = true;
-    ++counts_.running;
-    Lane lane{true, ids, 0};
-    for (auto* o : options_.observers) o->onTaskStart(n.task, lane, counts_);
-    n.gpuThread =
-        std::thread([this, node, executor, ctx, lane] { runTask(node, *executor, *ctx, lane); });
-    return true;
+    Device* best = nullptr;
+    for (auto& d : devices_)
+      if (admits(d, t) && (!best || d.running.size() < best->running.size())) best = &d;
+    if (best != nullptr) chosen.push_back(best);
+    return chosen;
   }
 
   void dispatchGpu() {
     if (stopping_) return;
     for (auto it = gpuQueue_.begin(); it != gpuQueue_.end();) {
-      if (devicesFor(nodes_[it->node].task) > 1) {
-        if (dispatchMulti(it->node, it->executor, it->ctx)) {
-          it = gpuQueue_.erase(it);
-        } else {
-          ++it;
-        }
-        continue;
-      }
-      Device* best = nullptr;
-      for (auto& d : devices_)
-        if (admits(d, nodes_[it->node].task) && (!best || d.running.size() < best->running.size()))
-          best = &d;
-      if (best == nullptr) {
+      const std::vector<Device*> devices = placement(nodes_[it->node].task);
+      if (devices.empty()) {
         ++it;
         continue;
       }
       Pending p = std::move(*it);
       it = gpuQueue_.erase(it);
       Node& n = nodes_[p.node];
-      std::size_t slot = static_cast<std::size_t>(
-          std::find(best->slots.begin(), best->slots.end(), false) - best->slots.begin());
-      best->slots[slot] = true;
-      best->running.push_back(p.node);
-      n.device = best->id;
-      p.ctx->device = best->id;
+      // A multi-GPU task's devices are idle, so it takes slot 0 on each; its lane names them
+      // all ("0,1": CUDA_VISIBLE_DEVICES).
+      std::string ids;
+      std::size_t slot = 0;
+      for (Device* d : devices) {
+        slot = static_cast<std::size_t>(std::find(d->slots.begin(), d->slots.end(), false) -
+                                        d->slots.begin());
+        d->slots[slot] = true;
+        d->running.push_back(p.node);
+        ids += (ids.empty() ? "" : ",") + d->id;
+      }
+      n.device = ids;
+      p.ctx->device = ids;
       p.ctx->deadline = deadlineFor(n.task);
       store_.begin(n.task, n.report.memoKey);
       n.running = true;
       ++counts_.running;
-      Lane lane{true, best->id, slot};
+      Lane lane{true, ids, slot};
       for (auto* o : options_.observers) o->onTaskStart(n.task, lane, counts_);
       n.gpuThread = std::thread([this, i = p.node, executor = p.executor, ctx = p.ctx, lane] {
         runTask(i, *executor, *ctx, lane);
