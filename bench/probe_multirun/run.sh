@@ -6,36 +6,41 @@
 # task records: from the start of the discovery Control task (which submits the branches) to
 # the end of the probe join, split into compile/link (probe PTX passes + builds), run (probe
 # collections, each its own process and launch), and synthesis (discovery + join); workspace
-# bytes added per probe. Usage: run.sh ARGUS OUTDIR
+# bytes added per probe. Probes run as concurrent processes that take the GPU's turn (--concurrent-probes,
+# default 8); the 8-probe query is then repeated one probe at a time in a fresh workspace and the
+# two latency tables are compared probe by probe. Usage: run.sh ARGUS OUTDIR
 set -euo pipefail
 argus="$1"
 out="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$out"
 summary="$out/summary.md"
-echo "| probes | submit->synthesized (s) | s/probe | compile+link (s, summed) | run (s, summed) | synthesis (s) | workspace MiB/probe | query wall (s) |" >"$summary"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |" >>"$summary"
+echo "| probes | at once | submit->synthesized (s) | s/probe | compile+link (s, summed) | run (s, summed) | run span (s) | synthesis (s) | workspace MiB/probe | query wall (s) | kernels overlapping |" >"$summary"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$summary"
 # One probe: the second TMA load (whose phase no later load shares) in iteration 0, selected with
 # --ops; then both loads of 1, 2, 4 and 8 iterations (2..16 probes).
 second_load=$("$argus" ptx discover "$root/tests/data/ptx/examples_tma_gemm.ptx" \
   --region mainloop/tma_load --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[1]["op_id"])')
-for iters in 0 1 2 4 8; do
-  n=$((2 * iters))
-  ops=()
-  scope="iter=0..$((iters - 1))"
+measure() {  # measure ITERS AT_ONCE: one row of the table
+  local iters="$1" at_once="$2"
+  local n=$((2 * iters))
+  local ops=()
+  local scope="iter=0..$((iters - 1))"
   if [ "$iters" = 0 ]; then n=1; scope="iter=0"; ops=(--ops "$second_load"); fi
-  ws="$out/ws_$n"
+  local ws="$out/ws_${n}_x${at_once}"
   rm -rf "$ws"
-  common=(--program "$root/examples/tma_gemm/argus.yaml" --kernel tma_gemm --region mainloop/tma_load --scope "$scope" --workspace "$ws")
+  local common=(--program "$root/examples/tma_gemm/argus.yaml" --kernel tma_gemm --region mainloop/tma_load --scope "$scope" --workspace "$ws")
   "$argus" query "${common[@]}" --signals duration --json >"$out/warm_$n.json"
+  local before after t0 t1
   before=$(du -sb "$ws" | cut -f1)
   t0=$(date +%s.%N)
-  "$argus" query "${common[@]}" "${ops[@]}" --signals op_latency --json >"$out/probe_$n.json"
+  "$argus" query "${common[@]}" "${ops[@]}" --concurrent-probes "$at_once" --signals op_latency \
+    --json >"$out/probe_${n}_x${at_once}.json"
   t1=$(date +%s.%N)
   after=$(du -sb "$ws" | cut -f1)
-  python3 - "$ws/argus.db" "$n" "$before" "$after" "$t0" "$t1" "$out/probe_$n.json" >>"$summary" <<'PY'
+  python3 - "$ws/argus.db" "$n" "$before" "$after" "$t0" "$t1" "$out/probe_${n}_x${at_once}.json" "$at_once" >>"$summary" <<'PY'
 import json, sqlite3, sys
-db, n, before, after, t0, t1, report = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
+db, n, before, after, t0, t1, report, at_once = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), sys.argv[7], sys.argv[8]
 rows = sqlite3.connect(db).execute(
     "select descriptor_json, started_at, ended_at from tasks where status='succeeded'").fetchall()
 tasks = [(json.loads(d)["id"], s, e) for d, s, e in rows if s is not None and e is not None]
@@ -49,11 +54,35 @@ start, end = min(s for s, _ in disc), max(e for _, e in join)
 probe = lambda p: sum(e - s for s, e in span(p)) / 1000
 compile_s = (probe("variant/probe[") + probe("build/probe["))
 run_s = probe("collect/probe[")
+collects = span("collect/probe[")
+run_span = (max(e for _, e in collects) - min(s for s, _ in collects)) / 1000
 synth_s = probe("discover/") + probe("synth/forced_completion_probe")
-ops = json.load(open(report))["signals"]["op_latency"].get("value", {}).get("ops", [])
-assert len(ops) == n, f"{len(ops)} of {n} probes joined"
+value = json.load(open(report))["signals"]["op_latency"].get("value", {})
+ops = value.get("ops", [])
+assert len(ops) == n, f"{len(ops)} of {n} probes joined: {value.get('failed')}"
+iso = value.get("isolation", {})
 total = (end - start) / 1000
-print(f"| {n} | {total:.2f} | {total / n:.3f} | {compile_s:.2f} | {run_s:.2f} | {synth_s:.3f} | {(after - before) / n / 2**20:.2f} | {float(t1) - float(t0):.2f} |")
+print(f"| {n} | {at_once} | {total:.2f} | {total / n:.3f} | {compile_s:.2f} | {run_s:.2f} | {run_span:.2f} | {synth_s:.3f} | {(after - before) / n / 2**20:.2f} | {float(t1) - float(t0):.2f} | {len(iso.get('overlaps', []))} of {iso.get('kernels_checked', 0)} kernels |")
 PY
-done
+}
+for iters in 0 1 2 4 8; do measure "$iters" 8; done
+measure 4 1  # the 8 probes again, one process at a time
 cat "$summary"
+# Probe by probe: concurrent processes taking turns against one process at a time.
+python3 - "$out/probe_8_x8.json" "$out/probe_8_x1.json" <<'PY' | tee "$out/equivalence.md"
+import json, sys
+def table(path):
+    ops = json.load(open(path))["signals"]["op_latency"]["value"]["ops"]
+    return {(o["op"], o["iteration"]): o for o in ops}
+shared, alone = table(sys.argv[1]), table(sys.argv[2])
+print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | diff | exposed, 8 at once | one at a time |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+worst = 0.0
+for key in sorted(shared):
+    a, b = shared[key], alone[key]
+    la, lb = a["latency"]["median"], b["latency"]["median"]
+    worst = max(worst, abs(la - lb) / lb)
+    ex = lambda o: f'{o["exposed"]["median"]:.0f}' if isinstance(o.get("exposed"), dict) else "-"
+    print(f"| {key[0]} | {key[1]} | {la:.0f} | {lb:.0f} | {100 * (la - lb) / lb:+.1f} % | {ex(a)} | {ex(b)} |")
+print(f"\nlargest latency difference: {100 * worst:.1f} %")
+PY

@@ -53,6 +53,7 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   bash bench/probe_multirun/run.sh "$argus" /tmp/argus-probe-bench >"$out/bench.log" 2>&1 || status=1
   cp /tmp/argus-probe-bench/summary.md "$out/bench_summary.md" 2>/dev/null
-  tail -12 "$out/bench.log"
+  cp /tmp/argus-probe-bench/equivalence.md /tmp/argus-probe-bench/probe_8_x*.json "$out/" 2>/dev/null
+  tail -40 "$out/bench.log"
 fi
 exit $status

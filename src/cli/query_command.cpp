@@ -40,6 +40,7 @@ struct QueryCommandOptions {
   bool requireGpu = false;
   std::string traceOut;
   std::string chromeTraceOut;
+  std::size_t concurrentProbes = 8;
 };
 
 /// GPUs this machine has, as CUDA_VISIBLE_DEVICES ids ("0", "1", ...): $ARGUS_DEVICES if set
@@ -287,6 +288,7 @@ int runQuery(const QueryCommandOptions& o) {
   runtime::RunOptions options;
   options.devices = devices;
   options.maxTasksPerDevice = 1;
+  options.maxTurnTasksPerDevice = o.concurrentProbes;
   options.cancelFlag = runtime::interruptFlag();
   // Task directories live in a fresh temporary root that the run removes: every output is
   // published into the workspace's blobs, so the build directories (an executable each) would
@@ -484,6 +486,12 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
   verb->add_option("--chrome-trace", o->chromeTraceOut,
                    "Write the timeline of the query's collections (region traces, system traces "
                    "of every process) as Chrome/Perfetto JSON to this file");
+  verb->add_option("--concurrent-probes", o->concurrentProbes,
+                   "op_latency probes started at once per GPU (default 8). Their processes "
+                   "overlap only where they do not use the GPU: each takes the GPU's turn from "
+                   "its first GPU work to its exit, and the join checks that no two probes' "
+                   "kernels overlapped. 1 runs them one after another")
+      ->check(CLI::Range(1, 64));
   return {Command{verb, [o] { return runQuery(*o); }}};
 }
 

@@ -122,6 +122,7 @@ std::string Plan::toDot() const {
     std::string label =
         fmt::format("{}\\n[{}] {}", dotEscape(t.id), toString(t.type), dotEscape(t.executor));
     if (t.isolation.exclusiveDevice) label += "\\nexclusive";
+    if (t.isolation.gpuTurns) label += "\\nGPU turns";
     fmt::format_to(std::back_inserter(out), "  \"{}\" [shape={}, label=\"{}\"{}];\n",
                    dotEscape(t.id), shape, label,
                    t.needs(Requirement::Gpu) ? ", style=filled, fillcolor=\"#b3d9ff\"" : "");
@@ -149,6 +150,7 @@ std::string Plan::toText() const {
       for (const auto& d : t.dependencies) fmt::format_to(std::back_inserter(out), " {}", d);
     }
     if (t.isolation.exclusiveDevice) out += " (exclusive)";
+    if (t.isolation.gpuTurns) out += " (GPU turns)";
     if (t.gpus == 0) out += " (all GPUs)";
     if (t.gpus > 1) fmt::format_to(std::back_inserter(out), " ({} GPUs)", t.gpus);
     out += '\n';

@@ -83,7 +83,6 @@ class ThreadPool {
   std::condition_variable cv_;
   std::deque<std::function<void(std::size_t)>> jobs_;
   bool stopping_ = false;
-  std::size_t perDevice_ = 1;
   std::vector<std::thread> threads_;
 };
 
@@ -136,8 +135,10 @@ class Run {
       std::atomic<bool>& cancelRequested)
       : executors_(executors), store_(store), options_(options), cancelRequested_(cancelRequested) {
     perDevice_ = std::max<std::size_t>(1, options_.maxTasksPerDevice);
+    turnsPerDevice_ = std::max<std::size_t>(1, options_.maxTurnTasksPerDevice);
     for (const auto& id : options_.devices)
-      devices_.push_back(Device{id, {}, std::vector<bool>(perDevice_, false)});
+      devices_.push_back(
+          Device{id, {}, std::vector<bool>(std::max(perDevice_, turnsPerDevice_), false)});
   }
 
   Result<RunReport> execute(const Plan& plan) {
@@ -387,11 +388,14 @@ class Run {
   }
 
   bool admits(const Device& d, const TaskDescriptor& t) const {
-    if (d.running.size() >= perDevice_) return false;
+    const bool turns = t.isolation.gpuTurns && devicesFor(t) == 1;
+    if (d.running.size() >= (turns ? turnsPerDevice_ : perDevice_)) return false;
     if ((t.isolation.exclusiveDevice || devicesFor(t) > 1) && !d.running.empty()) return false;
     for (std::size_t r : d.running) {
       const Isolation& other = nodes_[r].task.isolation;
       if (other.exclusiveDevice || devicesFor(nodes_[r].task) > 1) return false;
+      // Turn-taking tasks share a device only among themselves.
+      if (turns != (other.gpuTurns && devicesFor(nodes_[r].task) == 1)) return false;
       if (!t.isolation.group.empty() && contains(other.incompatibleWith, t.isolation.group))
         return false;
       if (!other.group.empty() && contains(t.isolation.incompatibleWith, other.group)) return false;
@@ -675,6 +679,7 @@ class Run {
   std::atomic<bool> stop_{false};
   bool stopping_ = false;
   std::size_t perDevice_ = 1;
+  std::size_t turnsPerDevice_ = 1;
   fs::path root_;
   std::deque<Node> nodes_;  // deque: running tasks hold references to their descriptors
   std::unordered_map<std::string, std::size_t> index_;

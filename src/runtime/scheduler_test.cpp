@@ -413,6 +413,49 @@ TEST_F(SchedulerTest, IncompatibleCollectionsAreSerializedPerDevice) {
   EXPECT_GT(checkedPairs, 20u);
 }
 
+// Probe collections that take GPU turns start together on one device, up to the limit, but
+// never beside a task that does not take turns.
+TEST_F(SchedulerTest, TurnTakingTasksShareADeviceOnlyWithEachOther) {
+  registerExecutor("gpu", test::recordingExecutor(timeline_, [](TaskContext&) -> Result<void> {
+                     std::this_thread::sleep_for(std::chrono::milliseconds(60));
+                     return {};
+                   }));
+  Plan p;
+  for (int i = 0; i < 6; ++i) {
+    auto c = gpuTask("probe" + std::to_string(i), "gpu");
+    c.isolation.gpuTurns = true;
+    c.isolation.group = c.id;
+    ASSERT_TRUE(p.add(c));
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto c = gpuTask("timing" + std::to_string(i), "gpu");
+    c.config["i"] = i;
+    ASSERT_TRUE(p.add(c));
+  }
+  auto o = options();
+  o.devices = {"0"};
+  o.maxTasksPerDevice = 1;
+  o.maxTurnTasksPerDevice = 3;
+  auto report = run(p, o);
+  ASSERT_TRUE(report.ok()) << report.toText();
+  const auto& plan = report.plan;
+  std::size_t mostAtOnce = 0;  // tasks running at the moment one of them starts
+  for (const auto& a : report.tasks) {
+    std::size_t atOnce = 0;
+    for (const auto& b : report.tasks) {
+      atOnce += b.outcome.start <= a.outcome.start && a.outcome.start < b.outcome.end;
+      const bool overlap = a.outcome.start < b.outcome.end && b.outcome.start < a.outcome.end;
+      if (overlap && &a != &b) {
+        EXPECT_TRUE(plan.find(a.id)->isolation.gpuTurns && plan.find(b.id)->isolation.gpuTurns)
+            << a.id << " and " << b.id << " shared the device";
+      }
+    }
+    mostAtOnce = std::max(mostAtOnce, atOnce);
+  }
+  EXPECT_GE(mostAtOnce, 2u) << "turn-taking tasks never ran together";
+  EXPECT_LE(mostAtOnce, 3u) << "more turn-taking tasks at once than maxTurnTasksPerDevice";
+}
+
 // A multi-GPU program's collection holds every device it asked for, alone, and names them all in
 // its lane (CUDA_VISIBLE_DEVICES); one that asks for more than the machine has fails at once.
 TEST_F(SchedulerTest, MultiGpuTasksHoldWholeDevices) {

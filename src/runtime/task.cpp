@@ -115,6 +115,7 @@ json toJson(const TaskDescriptor& task) {
   };
   // Only when it differs from one device, so that earlier plans' descriptors stay as they were.
   if (task.gpus != 1) out["gpus"] = task.gpus;
+  if (task.isolation.gpuTurns) out["isolation"]["gpu_turns"] = true;
   return out;
 }
 
@@ -158,6 +159,8 @@ Result<TaskDescriptor> taskFromJson(const json& j) {
   if (auto r = field(j, "outputs", t.outputs); !r) return std::unexpected(r.error());
   if (auto it = j.find("isolation"); it != j.end() && it->is_object()) {
     if (auto r = field(*it, "exclusive_device", t.isolation.exclusiveDevice); !r)
+      return std::unexpected(r.error());
+    if (auto r = field(*it, "gpu_turns", t.isolation.gpuTurns); !r)
       return std::unexpected(r.error());
     if (auto r = field(*it, "group", t.isolation.group); !r) return std::unexpected(r.error());
     if (auto r = field(*it, "incompatible_with", t.isolation.incompatibleWith); !r)

@@ -167,4 +167,44 @@ Result<json> probeJoin(const ProbeJoinRequest& request) {
   return out;
 }
 
+nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
+  nlohmann::json unchecked = nlohmann::json::array(), overlaps = nlohmann::json::array();
+  std::map<std::string, std::size_t> perDevice;
+  std::size_t kernels = 0;
+  for (const auto& p : processes) {
+    ++perDevice[p.device];
+    kernels += p.kernels.size();
+    if (p.kernels.empty()) unchecked.push_back(p.collect);
+  }
+  for (std::size_t a = 0; a < processes.size(); ++a) {
+    for (std::size_t b = a + 1; b < processes.size(); ++b) {
+      const ProbeProcess& first = processes[a];
+      const ProbeProcess& second = processes[b];
+      if (first.device != second.device) continue;
+      for (const auto& k : first.kernels) {
+        auto hit = std::find_if(second.kernels.begin(), second.kernels.end(), [&](const auto& o) {
+          return k.first < o.second && o.first < k.second;
+        });
+        if (hit == second.kernels.end()) continue;
+        overlaps.push_back({{"first", first.collect},
+                            {"second", second.collect},
+                            {"device", first.device},
+                            {"first_kernel", {k.first, k.second}},
+                            {"second_kernel", {hit->first, hit->second}}});
+        break;
+      }
+    }
+  }
+  nlohmann::json shared = nlohmann::json::array();
+  for (const auto& [device, n] : perDevice)
+    if (n > 1) shared.push_back(device);
+  return {{"processes", processes.size()},
+          {"turns_taken", std::count_if(processes.begin(), processes.end(),
+                                        [](const ProbeProcess& p) { return p.tookTurn; })},
+          {"shared_device", shared},
+          {"kernels_checked", kernels},
+          {"unchecked", unchecked},
+          {"overlaps", overlaps}};
+}
+
 }  // namespace argus::synthesis

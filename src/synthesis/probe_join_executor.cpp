@@ -55,6 +55,14 @@ const runtime::Artifact* find(const std::map<std::string, runtime::Artifact>& ev
   return it == evidence.end() ? nullptr : &it->second;
 }
 
+ProbeProcess probeProcess(const std::string& collect, const json& run) {
+  ProbeProcess p{collect, run.value("device", ""), run.contains("gpu_turn"), {}};
+  for (const auto& k : run.value("kernel_intervals", json::array()))
+    if (k.is_array() && k.size() == 2 && k[0].is_number_unsigned() && k[1].is_number_unsigned())
+      p.kernels.emplace_back(k[0].get<std::uint64_t>(), k[1].get<std::uint64_t>());
+  return p;
+}
+
 std::string formatValue(double v, const std::string& unit) {
   if (unit == "ns") {
     if (v >= 1e6) return fmt::format("{:.3f} ms", v / 1e6);
@@ -78,6 +86,7 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
   const std::string referenceOut = (*reference)->run.value("stdout_tail", "");
 
   json ops = json::array(), failed = json::array();
+  std::vector<ProbeProcess> processes;
   std::string unit;
   for (const json& probe : opSites["probes"]) {
     const std::string op = probe.value("op", "");
@@ -114,6 +123,7 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
       continue;
     }
     json entry = std::move(*joined);
+    processes.push_back(probeProcess(collectTask, (*runs)->run));
     unit = entry.value("unit", "ns");
     entry["kind"] = probe.value("kind", "");
     entry["launches"] = (*runs)->runs.size();
@@ -134,6 +144,29 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
                            {"probe_description", description->hash}};
     ops.push_back(std::move(entry));
   }
+  // Probes share a device as concurrent processes that take turns (gpu_turn.h): a probe whose
+  // kernels overlapped another's was not its own execution, so neither latency stands.
+  json isolation = probeIsolation(processes);
+  std::map<std::string, std::string> overlapped;
+  for (const auto& o : isolation["overlaps"]) {
+    overlapped[o["first"]] = o["second"];
+    overlapped[o["second"]] = o["first"];
+  }
+  json kept = json::array();
+  for (auto& entry : ops) {
+    const std::string collect = entry["provenance"].value("collect_task", "");
+    if (auto it = overlapped.find(collect); it != overlapped.end()) {
+      failed.push_back({{"op", entry.value("op", "")},
+                        {"iteration", entry.value("iteration", 0)},
+                        {"error", fmt::format("its kernels overlapped those of `{}` on the same "
+                                              "device, so the probe was not alone on the GPU; "
+                                              "run the query again with --concurrent-probes 1",
+                                              it->second)}});
+    } else {
+      kept.push_back(std::move(entry));
+    }
+  }
+  ops = std::move(kept);
   return json{{"unit", unit.empty() ? "ns" : unit},
               {"qualification", "derived"},
               {"kernel", kernel},
@@ -142,7 +175,8 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
               {"failed", failed},
               {"not_probed", opSites.value("not_probed", json::array())},
               {"not_collected", opSites.value("not_collected", json::array())},
-              {"reference_output", referenceOut}};
+              {"reference_output", referenceOut},
+              {"isolation", std::move(isolation)}};
 }
 
 std::string opLatencyText(const json& v) {
@@ -185,6 +219,17 @@ std::string opLatencyText(const json& v) {
         n.value("reason", ""));
   for (const auto& n : v.value("not_collected", json::array()))
     out += fmt::format("  not run: {}: {}\n", n.value("task", ""), n.value("reason", ""));
+  if (const json& iso = v.value("isolation", json::object()); iso.value("processes", 0) > 1) {
+    const std::size_t overlaps = iso.value("overlaps", json::array()).size();
+    const std::size_t unchecked = iso.value("unchecked", json::array()).size();
+    out += fmt::format(
+        "  isolation: {} probe processes, {} taking turns on a shared GPU; {} kernels checked: "
+        "{}{}\n",
+        iso.value("processes", 0), iso.value("turns_taken", 0), iso.value("kernels_checked", 0),
+        overlaps == 0 ? "no two probes' kernels overlapped"
+                      : fmt::format("{} overlapping pair(s)", overlaps),
+        unchecked == 0 ? "" : fmt::format(" ({} without kernel times)", unchecked));
+  }
   return out;
 }
 

@@ -165,5 +165,30 @@ TEST(ProbeJoin, Errors) {
   EXPECT_NE(noRef.error().message.find("in both runs"), std::string::npos);
 }
 
+// Concurrent probe processes on one device: kernels that touch are fine, overlapping ones are
+// reported pairwise; other devices and probes without kernel times are not compared.
+TEST(ProbeJoin, IsolationFindsOverlappingKernelsOnOneDevice) {
+  std::vector<ProbeProcess> processes = {
+      {"collect/a", "0", true, {{100, 200}, {300, 400}}},
+      {"collect/b", "0", true, {{400, 500}}},  // starts where a's last kernel ends
+      {"collect/c", "1", true, {{100, 600}}},  // another device
+      {"collect/d", "0", false, {}},
+  };
+  auto iso = probeIsolation(processes);
+  EXPECT_EQ(iso["processes"], 4);
+  EXPECT_EQ(iso["turns_taken"], 3);
+  EXPECT_EQ(iso["kernels_checked"], 4);
+  EXPECT_EQ(iso["shared_device"], nlohmann::json::array({"0"}));
+  EXPECT_EQ(iso["unchecked"], nlohmann::json::array({"collect/d"}));
+  EXPECT_TRUE(iso["overlaps"].empty()) << iso.dump();
+
+  processes.push_back({"collect/e", "0", true, {{350, 360}}});  // inside a's second kernel
+  iso = probeIsolation(processes);
+  ASSERT_EQ(iso["overlaps"].size(), 1u) << iso.dump();
+  EXPECT_EQ(iso["overlaps"][0]["first"], "collect/a");
+  EXPECT_EQ(iso["overlaps"][0]["second"], "collect/e");
+  EXPECT_EQ(iso["overlaps"][0]["first_kernel"], nlohmann::json::array({300, 400}));
+}
+
 }  // namespace
 }  // namespace argus::synthesis

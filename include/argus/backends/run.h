@@ -29,7 +29,10 @@ struct BundleLaunch {
 /// Evidence of one region-trace collection: launches, the trace map, and how the run went.
 struct TraceBundle {
   nlohmann::json traceMap;  ///< argus_trace_map objects by kernel name.
-  nlohmann::json run;       ///< {exit_code, device, command, stdout_tail, stderr_tail, errors}
+  /// {exit_code, device, command, stdout_tail, stderr_tail, injection_errors}, and when the
+  /// library wrote them: kernel_intervals ([[start_ns, end_ns]...], CUPTI's clock) and gpu_turn
+  /// (turn.json: the wait for the device's turn).
+  nlohmann::json run;
   std::vector<BundleLaunch> launches;
 };
 
@@ -42,6 +45,10 @@ struct TraceBundle {
 /// Where the collector finds the injection library: $ARGUS_INJECT_LIB, else beside the argus
 /// binary's build tree (compile-time default).
 [[nodiscard]] Result<std::filesystem::path> injectionLibrary();
+
+/// The lock file of a device's turn (ARGUS_GPU_TURN, src/backends/region_trace/gpu_turn.h): one
+/// per device id in the temporary directory, so every Argus run on the machine shares it.
+[[nodiscard]] std::filesystem::path gpuTurnFile(const std::string& device);
 
 /// The executable input as a file that can run (memoized inputs may arrive as bytes: then they
 /// are written to dir/program).

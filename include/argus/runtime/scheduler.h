@@ -37,6 +37,8 @@ struct RunOptions {
   std::vector<std::string> devices;
   /// Most GPU tasks running on one device at once (isolation rules still apply).
   std::size_t maxTasksPerDevice = 4;
+  /// Most tasks that take GPU turns (Isolation::gpuTurns) running on one device at once.
+  std::size_t maxTurnTasksPerDevice = 8;
   /// Timeout for tasks whose descriptor has none; nullopt = no limit.
   std::optional<std::chrono::milliseconds> defaultTimeout;
   /// Root under which every task gets <root>/<task id> as its directory; empty = a fresh

@@ -69,6 +69,10 @@ struct Isolation {
   std::string group;
   /// Groups that must not run on the same device at the same time as this task.
   std::vector<std::string> incompatibleWith;
+  /// Shares its device only with other such tasks, whose processes run at once but take the
+  /// device's turn (an exclusive lock, ARGUS_GPU_TURN) from their first GPU work to their exit,
+  /// so their GPU work never overlaps: each launch is its own execution (forced-wait probes).
+  bool gpuTurns = false;
   friend bool operator==(const Isolation&, const Isolation&) = default;
 };
 

@@ -46,4 +46,18 @@ struct ProbeJoinRequest {
 /// iteration i, no reference occurrence of the iteration region for the joined pairs.
 [[nodiscard]] Result<nlohmann::json> probeJoin(const ProbeJoinRequest& request);
 
+/// One probe collection's process, as its trace bundle's run record describes it.
+struct ProbeProcess {
+  std::string collect;    ///< The collect task.
+  std::string device;     ///< Where it ran ("" unknown).
+  bool tookTurn = false;  ///< It waited for the device's turn (gpu_turn in the run record).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> kernels;  ///< [start, end) ns, CUPTI clock
+};
+
+/// Isolation of probes that ran as concurrent processes: no kernel of one may overlap a kernel of
+/// another on the same device. Returns {processes, shared_device: [devices with more than one
+/// probe], kernels_checked, unchecked: [collects without kernel intervals], overlaps: [{first,
+/// second, device, first_kernel: [s, e], second_kernel: [s, e]}]}.
+[[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
+
 }  // namespace argus::synthesis

@@ -27,6 +27,10 @@
 //   ARGUS_TRACE_KERNEL_TIMES=0  no CUPTI kernel activity (kernels.jsonl).
 //   ARGUS_TRACE_VERBOSE=1     one stderr line per launch.
 //   ARGUS_CUPTI_LIB           path of libcupti.so when the loader cannot find it.
+//   ARGUS_GPU_TURN            a lock file for the device (gpu_turn.h): the process takes the
+//                             device's turn before its first GPU work and keeps it to exit, so
+//                             processes sharing the device never overlap their GPU work. The wait
+//                             is written to turn.json.
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -34,6 +38,7 @@
 // (InitializeInjection truncates launches.jsonl, kernels.jsonl and errors.txt).
 #include <argus/trace/format.h>
 
+#include "gpu_turn.h"
 #include "trace_file.h"
 #include "vendor_api.h"
 
@@ -96,6 +101,11 @@ struct State {
   std::map<std::pair<CUcontext, CUfunction>, SymbolInfo> symbols;
   std::map<CUcontext, DeviceBuffer> buffers;
   std::map<std::uint32_t, std::uint64_t> seqOfCorrelation;
+
+  std::string turnPath;  ///< ARGUS_GPU_TURN; empty: no turn is taken.
+  std::mutex turnMutex;
+  GpuTurn turn;
+  std::map<CUpti_CallbackId, bool> submitsWork;  ///< Per driver entry point, under turnMutex.
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -408,6 +418,37 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   }
 }
 
+std::uint64_t cuptiNow() {
+  std::uint64_t now = 0;
+  if (vendor().cuptiGetTimestamp != nullptr) vendor().cuptiGetTimestamp(&now);
+  return now;
+}
+
+/// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
+void takeTurnBefore(CUpti_CallbackId cbid) {
+  std::lock_guard lock(gState->turnMutex);
+  if (gState->turn.held()) return;
+  auto [it, fresh] = gState->submitsWork.try_emplace(cbid, false);
+  const char* name = nullptr;
+  if (fresh &&
+      vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS) {
+    it->second = submitsGpuWork(name);
+  }
+  if (!it->second) return;
+  if (name == nullptr) vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+  const std::uint64_t asked = cuptiNow();
+  if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
+    reportError(problem + "; this process's GPU work may overlap other processes'");
+    gState->turnPath.clear();
+    return;
+  }
+  const std::uint64_t taken = cuptiNow();
+  std::ofstream(gState->dir / "turn.json")
+      << "{\"lock\":" << jsonString(gState->turnPath) << ",\"pid\":" << ::getpid()
+      << ",\"first_work\":" << jsonString(name != nullptr ? name : "") << ",\"asked_ns\":" << asked
+      << ",\"taken_ns\":" << taken << ",\"waited_ns\":" << (taken - asked) << "}\n";
+}
+
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* data) {
   if (gState == nullptr || tInCallback) return;
@@ -416,10 +457,12 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (!gState->turnPath.empty()) takeTurnBefore(cbid);
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
-      } else {
-        onLaunchExit(cb);
+      } else if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
+                 std::end(kLaunchCallbacks)) {
+        onLaunchExit(cb);  // (with ARGUS_GPU_TURN every driver call comes here)
       }
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
       onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
@@ -506,6 +549,10 @@ int initialize() {
   state->compact = envNumber("ARGUS_TRACE_FULL", 0) == 0;
   state->verbose = envNumber("ARGUS_TRACE_VERBOSE", 0) != 0;
   state->maxFiles = envNumber("ARGUS_TRACE_MAX_FILES", ~0ull);
+  if (const char* turn = std::getenv("ARGUS_GPU_TURN"); turn != nullptr && *turn != '\0') {
+    state->turnPath = turn;
+    std::filesystem::remove(state->dir / "turn.json", ec);
+  }
   gState = state;
 
   VendorApi& api = vendor();
@@ -521,6 +568,17 @@ int initialize() {
   }
   bool ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_RESOURCE),
                   "cuptiEnableDomain (resource)");
+  if (!state->turnPath.empty() &&
+      (api.cuptiGetCallbackName == nullptr || api.cuptiGetTimestamp == nullptr)) {
+    reportError("this CUPTI lacks cuptiGetCallbackName/cuptiGetTimestamp: ARGUS_GPU_TURN ignored");
+    state->turnPath.clear();
+  }
+  if (!state->turnPath.empty()) {
+    // Every driver call, to see the first one that puts work on the GPU.
+    ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API),
+               "cuptiEnableDomain (driver API)") &&
+         ok;
+  }
   for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
     ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                "cuptiEnableCallback (launch)") &&

@@ -48,6 +48,8 @@ namespace argus::inject {
   X(cuptiActivityEnable, false)                      \
   X(cuptiActivityGetNextRecord, false)               \
   X(cuptiActivityFlushAll, false)                    \
+  X(cuptiGetTimestamp, false)                        \
+  X(cuptiGetCallbackName, false)                     \
   X(cuptiGetDeviceId, false)                         \
   X(cuptiGetCubinCrc, false)                         \
   X(cuptiProfilerInitialize, false)                  \

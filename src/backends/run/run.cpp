@@ -39,6 +39,20 @@ std::string substituteExe(std::string word, const fs::path& exe) {
   return word;
 }
 
+/// [[start_ns, end_ns], ...] of every kernel in a kernels.jsonl (CUPTI activity), in order.
+json kernelIntervals(const fs::path& file) {
+  json out = json::array();
+  auto text = readFile(file);
+  if (!text) return out;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);) {
+    json k = json::parse(line, nullptr, false);
+    if (k.is_discarded() || !k.contains("start_ns") || !k.contains("end_ns")) continue;
+    out.push_back({k["start_ns"], k["end_ns"]});
+  }
+  return out;
+}
+
 Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
                                                 runtime::TaskContext& ctx) {
   auto exeInput = ctx.inputs.find("executable");
@@ -62,11 +76,13 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   const fs::path traceDir = ctx.taskDir / "trace";
   fs::remove_all(traceDir, ec);
   fs::create_directories(traceDir, ec);
-  auto ran = runVariant(spec, ctx, *exe,
-                        {{"CUDA_INJECTION64_PATH", library->string()},
-                         {"ARGUS_TRACE_DIR", traceDir.string()},
-                         {"CUDA_MODULE_LOADING", "EAGER"}},
-                        "region_trace");
+  std::vector<std::pair<std::string, std::string>> environment = {
+      {"CUDA_INJECTION64_PATH", library->string()},
+      {"ARGUS_TRACE_DIR", traceDir.string()},
+      {"CUDA_MODULE_LOADING", "EAGER"}};
+  if (ctx.task.isolation.gpuTurns && ctx.device)
+    environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
+  auto ran = runVariant(spec, ctx, *exe, std::move(environment), "region_trace");
   if (!ran) return std::unexpected(ran.error());
   const auto& argv = ran->argv;
   const auto& result = ran->result;
@@ -79,6 +95,14 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
                 {"stdout_tail", tail(result.out, 20)},
                 {"stderr_tail", tail(result.err, 20)},
                 {"injection_errors", errors}};
+  // The process's kernels on the GPU's clock (CUPTI), and its wait for the device's turn: the
+  // probe join checks with them that processes sharing a device never overlapped.
+  if (auto intervals = kernelIntervals(traceDir / "kernels.jsonl"); !intervals.empty())
+    bundle.run["kernel_intervals"] = std::move(intervals);
+  if (auto turn = readFile(traceDir / "turn.json")) {
+    json parsed = json::parse(*turn, nullptr, false);
+    if (!parsed.is_discarded()) bundle.run["gpu_turn"] = std::move(parsed);
+  }
   if (!fs::exists(traceDir / "launches.jsonl"))
     return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
                                             "(is {} loadable? errors: {})",
@@ -100,6 +124,13 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
 }
 
 }  // namespace
+
+fs::path gpuTurnFile(const std::string& device) {
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  return dir / fmt::format("argus-gpu{}.turn", device);
+}
 
 Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
   if (artifact.file) return *artifact.file;

@@ -1,0 +1,47 @@
+#include "gpu_turn.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace argus::inject {
+namespace {
+
+namespace fs = std::filesystem;
+
+// flock(2) locks belong to the open file, so two GpuTurns in one process exclude each other as
+// two processes do.
+TEST(GpuTurn, OneHolderAtATimeAndReleasedWithTheHolder) {
+  const fs::path file =
+      fs::temp_directory_path() / ("argus-gpu-turn-test-" + std::to_string(::getpid()) + ".turn");
+  {
+    GpuTurn first;
+    ASSERT_EQ(first.acquire(file), "");
+    EXPECT_TRUE(first.held());
+    EXPECT_EQ(first.acquire(file), "");  // taking it again is a no-op
+    GpuTurn second;
+    const std::string busy = second.acquire(file, /*wait=*/false);
+    EXPECT_NE(busy.find("cannot take the turn"), std::string::npos) << busy;
+    EXPECT_FALSE(second.held());
+  }
+  GpuTurn later;
+  EXPECT_EQ(later.acquire(file, /*wait=*/false), "");
+  GpuTurn nowhere;
+  EXPECT_NE(nowhere.acquire("/nonexistent-dir/x.turn").find("cannot open the turn file"),
+            std::string::npos);
+  fs::remove(file);
+}
+
+TEST(GpuTurn, DriverCallsThatPutWorkOnTheGpu) {
+  for (const char* name :
+       {"cuLaunchKernel", "cuLaunchKernelEx_ptsz", "cuMemcpyHtoD_v2", "cuMemcpyAsync",
+        "cuMemsetD8_v2", "cuGraphLaunch", "cuStreamWriteValue32_v2"})
+    EXPECT_TRUE(submitsGpuWork(name)) << name;
+  for (const char* name : {"cuInit", "cuCtxCreate_v2", "cuMemAlloc_v2", "cuModuleLoadData",
+                           "cuCtxSynchronize", "cuMemFree_v2", "cuStreamCreate"})
+    EXPECT_FALSE(submitsGpuWork(name)) << name;
+  EXPECT_FALSE(submitsGpuWork(nullptr));
+}
+
+}  // namespace
+}  // namespace argus::inject
