@@ -2,7 +2,8 @@
 # Runs ON the GPU machine (carry .debs): issue 5's record-layout experiment. Builds the seed
 # kernel's trace_free and full_trace variants, then PTX edits of the full trace
 # (bench/trace_overhead/record_layout_edits.py: no stores, end-marker work moved to the begin
-# marker, one 16-byte or one 8-byte store), and measures each against trace_free like
+# marker, one 16-byte or one 8-byte store, with or without the streaming cache hint; $VARIANTS
+# picks them, $KERNELS picks compute|memory|both), and measures each against trace_free like
 # bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
 # launches after 20 warm-ups), two alternating rounds.
 set -uo pipefail
@@ -16,16 +17,16 @@ spec=bench/trace_overhead/argus.yaml
 w=/tmp/record-layout
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
-"$B/argus" build --program $spec --variant full_trace --kernel seed_compute -o $w/full >/dev/null || exit 1
-variants="nostore early early16 early8"
+"$B/argus" build --program $spec --variant full_trace -o $w/full >/dev/null || exit 1
+variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do
-  python3 bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx $v > $w/$v.ptx &&
-    "$B/argus" build --program $spec --variant original --ptx $w/$v.ptx -o $w/$v >"$w/$v.build.log" 2>&1 ||
+  python3 bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx "$v" > "$w/$v.ptx" &&
+    "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
     { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
 done
 run() {  # run DIR EXE: the trace folder DIR and the harness's lines in DIR.jsonl
   CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$1" ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 \
-    "$2" --kernel compute --inner 8,64,512 --reps 200 --warmup 20 > "$1.jsonl" 2>"$1.err"
+    "$2" --kernel "${KERNELS:-both}" --inner 8,64,512 --reps 200 --warmup 20 > "$1.jsonl" 2>"$1.err"
 }
 # Edited variants write records summarize.py does not expect (none, or 8/16-byte ones): it says so
 # on stderr; the durations are what this experiment compares.
@@ -33,11 +34,11 @@ for round in 1 2; do
   mkdir -p $w/runs/$round
   run $w/runs/$round/trace_free $w/free/trace_overhead
   for v in full $variants; do
-    d=$w/runs/$round/$v
+    d="$w/runs/$round/$v"
     mkdir -p $d
-    run $d/full_trace $w/$v/trace_overhead
-    cp -r $w/runs/$round/trace_free $w/runs/$round/trace_free.jsonl $d/
+    run "$d/full_trace" "$w/$v/trace_overhead"
+    cp -r $w/runs/$round/trace_free $w/runs/$round/trace_free.jsonl "$d/"
     echo "== $v (round $round)"
-    python3 bench/trace_overhead/summarize.py "$d" 2>/dev/null | grep -E '^seed_compute'
+    python3 bench/trace_overhead/summarize.py "$d" 2>/dev/null | grep -E '^seed_'
   done
 done

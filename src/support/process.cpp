@@ -74,6 +74,13 @@ Result<ProcessResult> runProcess(const std::vector<std::string>& argv,
 
   pid_t pid = 0;
   int rc = ::posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
+  // ETXTBSY: the executable is still open for writing somewhere, e.g. in a process another thread
+  // started while a tool (not ours) was writing it and that has not reached exec yet. That window
+  // is short; wait for it a little (up to about 2 s) before failing.
+  for (int attempt = 0; rc == ETXTBSY && attempt < 40; ++attempt) {
+    ::usleep(50'000);
+    rc = ::posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
+  }
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
     return fail("process", fmt::format("cannot start `{}`: {}", argv[0], std::strerror(rc)));
@@ -175,11 +182,26 @@ Result<std::string> readFile(const fs::path& path) {
 }
 
 Result<void> writeFile(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
+  // O_CLOEXEC: a process another thread starts meanwhile must not inherit the descriptor. If it
+  // did, it would hold the file open for writing for its whole life, and running the file (an
+  // executable written here) would fail with ETXTBSY until that process exits.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
     return fail("io", fmt::format("cannot write `{}`: {}", path.string(), std::strerror(errno)));
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) return fail("io", fmt::format("short write to `{}`", path.string()));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      return fail("io", fmt::format("short write to `{}`: {}", path.string(),
+                                    n < 0 ? std::strerror(error) : "no progress"));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0)
+    return fail("io", fmt::format("cannot write `{}`: {}", path.string(), std::strerror(errno)));
   return {};
 }
 

@@ -2,10 +2,12 @@
 // overlapping. Probe collections are separate processes; most of a process's life (exec, loading
 // libcuda and CUPTI, creating the context, the program's host set-up) uses no GPU, so they start
 // together. Each takes the device's turn, an exclusive flock(2) on one file per device, before
-// its first GPU work (a launch, copy or memset) and holds it until it exits, when the kernel
-// releases it (also when the process crashes). Every sharing process follows the same rule, so
-// from the first GPU work of one to its exit no other submits any: each launch is its own
-// execution on the device. kernels.jsonl's CUPTI intervals let the join check that afterwards.
+// its first GPU work (a launch, copy or memset) and holds it until it exits: the injection
+// library releases it from an exit handler once the process's work has finished on the GPU
+// (cuCtxSynchronize), else the kernel releases it with the process (also after a crash). Every
+// sharing process follows the same rule, so from the first GPU work of one to its exit no other
+// submits any: each launch is its own execution on the device. kernels.jsonl's CUPTI intervals let
+// the join check that afterwards.
 #pragma once
 
 #include <fcntl.h>
@@ -48,6 +50,12 @@ class GpuTurn {
   }
 
   [[nodiscard]] bool held() const { return fd_ >= 0; }
+
+  /// Gives the turn back (a later acquire() waits for it again).
+  void release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_ = -1;

@@ -26,6 +26,10 @@ TEST(GpuTurn, OneHolderAtATimeAndReleasedWithTheHolder) {
   }
   GpuTurn later;
   EXPECT_EQ(later.acquire(file, /*wait=*/false), "");
+  later.release();
+  EXPECT_FALSE(later.held());
+  GpuTurn next;
+  EXPECT_EQ(next.acquire(file, /*wait=*/false), "");  // released before its holder is gone
   GpuTurn nowhere;
   EXPECT_NE(nowhere.acquire("/nonexistent-dir/x.turn").find("cannot open the turn file"),
             std::string::npos);

@@ -449,6 +449,18 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
       << ",\"taken_ns\":" << taken << ",\"waited_ns\":" << (taken - asked) << "}\n";
 }
 
+/// Exit handler: once everything this process queued has finished on the GPU, the next process
+/// may have the turn (the context's teardown that follows puts no work on the GPU). When the
+/// synchronization fails the turn stays held until the process is gone.
+void releaseTurnAtExit() {
+  if (gState == nullptr || tInCallback) return;
+  tInCallback = true;  // our own driver call: not a callback to act on
+  const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
+  tInCallback = false;
+  std::lock_guard lock(gState->turnMutex);
+  if (idle) gState->turn.release();
+}
+
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* data) {
   if (gState == nullptr || tInCallback) return;
@@ -601,6 +613,8 @@ int initialize() {
       std::atexit(flushActivity);
     }
   }
+  // Registered after the activity flush, so it runs first (exit handlers run in reverse).
+  if (!state->turnPath.empty()) std::atexit(releaseTurnAtExit);
   if (state->verbose) {
     std::fprintf(stderr, "argus-inject: tracing into %s (capacity %u records/warp, CUPTI %s)\n",
                  dirText, state->capacity, api.cuptiPath.c_str());
