@@ -21,13 +21,13 @@ echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$s
 # --ops; then both loads of 1, 2, 4 and 8 iterations (2..16 probes).
 second_load=$("$argus" ptx discover "$root/tests/data/ptx/examples_tma_gemm.ptx" \
   --region mainloop/tma_load --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[1]["op_id"])')
-measure() {  # measure ITERS AT_ONCE: one row of the table
-  local iters="$1" at_once="$2"
+measure() {  # measure ITERS AT_ONCE [TAG]: one row of the table
+  local iters="$1" at_once="$2" tag="${3:-}"
   local n=$((2 * iters))
   local ops=()
   local scope="iter=0..$((iters - 1))"
   if [ "$iters" = 0 ]; then n=1; scope="iter=0"; ops=(--ops "$second_load"); fi
-  local ws="$out/ws_${n}_x${at_once}"
+  local ws="$out/ws_${n}_x${at_once}${tag}"
   rm -rf "$ws"
   local common=(--program "$root/examples/tma_gemm/argus.yaml" --kernel tma_gemm --region mainloop/tma_load --scope "$scope" --workspace "$ws")
   "$argus" query "${common[@]}" --signals duration --json >"$out/warm_$n.json"
@@ -35,10 +35,10 @@ measure() {  # measure ITERS AT_ONCE: one row of the table
   before=$(du -sb "$ws" | cut -f1)
   t0=$(date +%s.%N)
   "$argus" query "${common[@]}" "${ops[@]}" --concurrent-probes "$at_once" --signals op_latency \
-    --json >"$out/probe_${n}_x${at_once}.json"
+    --json >"$out/probe_${n}_x${at_once}${tag}.json"
   t1=$(date +%s.%N)
   after=$(du -sb "$ws" | cut -f1)
-  python3 - "$ws/argus.db" "$n" "$before" "$after" "$t0" "$t1" "$out/probe_${n}_x${at_once}.json" "$at_once" >>"$summary" <<'PY'
+  python3 - "$ws/argus.db" "$n" "$before" "$after" "$t0" "$t1" "$out/probe_${n}_x${at_once}${tag}.json" "$at_once${tag}" >>"$summary" <<'PY'
 import json, sqlite3, sys
 db, n, before, after, t0, t1, report, at_once = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), sys.argv[7], sys.argv[8]
 rows = sqlite3.connect(db).execute(
@@ -66,23 +66,25 @@ print(f"| {n} | {at_once} | {total:.2f} | {total / n:.3f} | {compile_s:.2f} | {r
 PY
 }
 for iters in 0 1 2 4 8; do measure "$iters" 8; done
-measure 4 1  # the 8 probes again, one process at a time
+measure 4 1  # the 8 probes again, one process at a time, twice (the run-to-run spread)
+measure 4 1 b
 cat "$summary"
-# Probe by probe: concurrent processes taking turns against one process at a time.
-python3 - "$out/probe_8_x8.json" "$out/probe_8_x1.json" <<'PY' | tee "$out/equivalence.md"
+# Probe by probe: concurrent processes taking turns against one process at a time, and one process
+# at a time against itself (a second run: how much the latencies move between runs anyway).
+python3 - "$out/probe_8_x8.json" "$out/probe_8_x1.json" "$out/probe_8_x1b.json" <<'PY' | tee "$out/equivalence.md"
 import json, sys
 def table(path):
     ops = json.load(open(path))["signals"]["op_latency"]["value"]["ops"]
     return {(o["op"], o["iteration"]): o for o in ops}
-shared, alone = table(sys.argv[1]), table(sys.argv[2])
-print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | diff | exposed, 8 at once | one at a time |")
+shared, alone, again = (table(p) for p in sys.argv[1:4])
+print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | again, one at a time (ns) | 8 at once vs one at a time | again vs one at a time |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
-worst = 0.0
+worst = {"shared": 0.0, "again": 0.0}
 for key in sorted(shared):
-    a, b = shared[key], alone[key]
-    la, lb = a["latency"]["median"], b["latency"]["median"]
-    worst = max(worst, abs(la - lb) / lb)
-    ex = lambda o: f'{o["exposed"]["median"]:.0f}' if isinstance(o.get("exposed"), dict) else "-"
-    print(f"| {key[0]} | {key[1]} | {la:.0f} | {lb:.0f} | {100 * (la - lb) / lb:+.1f} % | {ex(a)} | {ex(b)} |")
-print(f"\nlargest latency difference: {100 * worst:.1f} %")
+    la, lb, lc = (t[key]["latency"]["median"] for t in (shared, alone, again))
+    worst["shared"] = max(worst["shared"], abs(la - lb) / lb)
+    worst["again"] = max(worst["again"], abs(lc - lb) / lb)
+    print(f"| {key[0]} | {key[1]} | {la:.0f} | {lb:.0f} | {lc:.0f} | {100 * (la - lb) / lb:+.1f} % | {100 * (lc - lb) / lb:+.1f} % |")
+print(f"\nlargest latency difference: 8 at once vs one at a time {100 * worst['shared']:.1f} %, "
+      f"one at a time run again {100 * worst['again']:.1f} %")
 PY

@@ -1,13 +1,18 @@
-// The device's turn: how several traced processes share one GPU without their GPU work ever
-// overlapping. Probe collections are separate processes; most of a process's life (exec, loading
-// libcuda and CUPTI, creating the context, the program's host set-up) uses no GPU, so they start
-// together. Each takes the device's turn, an exclusive flock(2) on one file per device, before
-// its first GPU work (a launch, copy or memset) and holds it until it exits: the injection
-// library releases it from an exit handler once the process's work has finished on the GPU
-// (cuCtxSynchronize), else the kernel releases it with the process (also after a crash). Every
-// sharing process follows the same rule, so from the first GPU work of one to its exit no other
-// submits any: each launch is its own execution on the device. kernels.jsonl's CUPTI intervals let
-// the join check that afterwards.
+// The device's turn: how several traced processes share one GPU without their measured GPU work
+// ever overlapping other GPU activity. Probe collections are separate processes; much of a
+// process's life (exec, loading libcuda and CUPTI, creating the context, loading modules, the
+// program's host set-up) is not the work being measured, so they start together. One lock file
+// per device, two kinds of hold (flock(2)):
+//   shared     from cuInit until the first GPU work (a launch, copy or memset), and again from the
+//              exit handler to the end of the process: context creation, module uploads, memory
+//              set-up and teardown, which the driver may carry out on the GPU. Many at once.
+//   exclusive  from the first GPU work until the exit handler has synchronized the context: the
+//              program's own work, the measured launch among it. One process, and no process in
+//              its shared phase, at a time.
+// Every sharing process follows the same rule, so a measured launch is its own execution on the
+// device: no other process's kernel, copy or driver set-up runs beside it. The kernel drops a
+// hold when its process ends, also after a crash. kernels.jsonl's CUPTI intervals let the join
+// check the kernels afterwards.
 #pragma once
 
 #include <fcntl.h>
@@ -20,45 +25,60 @@
 
 namespace argus::inject {
 
-/// The turn of one device, held from acquire() to process exit (or the destructor, in tests).
+/// A process's hold on one device's turn file.
 class GpuTurn {
  public:
+  enum class Hold { None, Shared, Exclusive };
+
   GpuTurn() = default;
   GpuTurn(const GpuTurn&) = delete;
   GpuTurn& operator=(const GpuTurn&) = delete;
-  ~GpuTurn() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~GpuTurn() { release(); }
 
-  /// Blocks until this process has the turn of `path` (created when missing). "" on success,
-  /// else why not (the caller goes on without it and says so).
+  /// Waits for a shared hold of `path` (created when missing). "" on success, else why not.
+  std::string share(const std::string& path, bool wait = true) {
+    return take(path, LOCK_SH, Hold::Shared, wait);
+  }
+  /// Waits for the exclusive hold (the turn), converting a shared one. "" on success.
   std::string acquire(const std::string& path, bool wait = true) {
-    if (fd_ >= 0) return "";
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) return "cannot open the turn file " + path + ": " + std::strerror(errno);
-    int status = 0;
-    do {
-      status = ::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
-    } while (status != 0 && errno == EINTR);
-    if (status != 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return "cannot take the turn " + path + ": " + why;
-    }
-    fd_ = fd;
-    return "";
+    return take(path, LOCK_EX, Hold::Exclusive, wait);
   }
 
-  [[nodiscard]] bool held() const { return fd_ >= 0; }
+  [[nodiscard]] Hold hold() const { return hold_; }
+  /// The turn (exclusive hold) is this process's.
+  [[nodiscard]] bool held() const { return hold_ == Hold::Exclusive; }
 
-  /// Gives the turn back (a later acquire() waits for it again).
+  /// Drops every hold (a later share or acquire waits again).
   void release() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    hold_ = Hold::None;
   }
 
  private:
+  std::string take(const std::string& path, int operation, Hold hold, bool wait) {
+    if (hold_ == hold) return "";
+    if (fd_ < 0) {
+      fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      if (fd_ < 0) return "cannot open the turn file " + path + ": " + std::strerror(errno);
+    }
+    // A conversion is not atomic: the old hold goes first, so two converting processes cannot
+    // deadlock.
+    int status = 0;
+    do {
+      status = ::flock(fd_, operation | (wait ? 0 : LOCK_NB));
+    } while (status != 0 && errno == EINTR);
+    if (status != 0) {
+      const std::string why = std::strerror(errno);
+      release();
+      return "cannot take the turn " + path + ": " + why;
+    }
+    hold_ = hold;
+    return "";
+  }
+
   int fd_ = -1;
+  Hold hold_ = Hold::None;
 };
 
 /// Whether a driver API entry point (by CUPTI's callback name) puts work on the GPU: launches,

@@ -36,6 +36,29 @@ TEST(GpuTurn, OneHolderAtATimeAndReleasedWithTheHolder) {
   fs::remove(file);
 }
 
+// Set-up holds are shared among processes; the turn excludes them all, and converting back to
+// shared lets the others in again.
+TEST(GpuTurn, SharedHoldsExcludeTheTurnButNotEachOther) {
+  const fs::path file =
+      fs::temp_directory_path() / ("argus-gpu-turn-shared-" + std::to_string(::getpid()) + ".turn");
+  GpuTurn a;
+  GpuTurn b;
+  ASSERT_EQ(a.share(file), "");
+  ASSERT_EQ(b.share(file, /*wait=*/false), "");
+  EXPECT_EQ(a.hold(), GpuTurn::Hold::Shared);
+  EXPECT_FALSE(a.held());
+  EXPECT_NE(a.acquire(file, /*wait=*/false), "") << "the turn while another is setting up";
+  EXPECT_EQ(a.hold(), GpuTurn::Hold::None);  // a failed conversion gives up the shared hold
+  b.release();
+  ASSERT_EQ(a.acquire(file, /*wait=*/false), "");
+  EXPECT_TRUE(a.held());
+  GpuTurn c;
+  EXPECT_NE(c.share(file, /*wait=*/false), "") << "set-up while another has the turn";
+  ASSERT_EQ(a.share(file), "");  // the exit handler's conversion
+  EXPECT_EQ(c.share(file, /*wait=*/false), "");
+  fs::remove(file);
+}
+
 TEST(GpuTurn, DriverCallsThatPutWorkOnTheGpu) {
   for (const char* name :
        {"cuLaunchKernel", "cuLaunchKernelEx_ptsz", "cuMemcpyHtoD_v2", "cuMemcpyAsync",

@@ -27,10 +27,11 @@
 //   ARGUS_TRACE_KERNEL_TIMES=0  no CUPTI kernel activity (kernels.jsonl).
 //   ARGUS_TRACE_VERBOSE=1     one stderr line per launch.
 //   ARGUS_CUPTI_LIB           path of libcupti.so when the loader cannot find it.
-//   ARGUS_GPU_TURN            a lock file for the device (gpu_turn.h): the process takes the
-//                             device's turn before its first GPU work and keeps it to exit, so
-//                             processes sharing the device never overlap their GPU work. The wait
-//                             is written to turn.json.
+//   ARGUS_GPU_TURN            a lock file for the device (gpu_turn.h): set-up and teardown hold
+//                             it shared, the process's GPU work (from the first launch, copy or
+//                             memset to the exit handler) exclusively, so processes sharing the
+//                             device never run beside another's measured work. The wait for the
+//                             exclusive hold is written to turn.json.
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -436,6 +437,9 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
   }
   if (!it->second) return;
   if (name == nullptr) vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+  // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
+  // shared hold, before the wait for the turn lets it go.
+  vendor().cuCtxSynchronize();
   const std::uint64_t asked = cuptiNow();
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
@@ -449,8 +453,8 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
       << ",\"taken_ns\":" << taken << ",\"waited_ns\":" << (taken - asked) << "}\n";
 }
 
-/// Exit handler: once everything this process queued has finished on the GPU, the next process
-/// may have the turn (the context's teardown that follows puts no work on the GPU). When the
+/// Exit handler: once everything this process queued has finished on the GPU, the turn goes to
+/// the next process and the context's teardown runs under a shared hold. When the
 /// synchronization fails the turn stays held until the process is gone.
 void releaseTurnAtExit() {
   if (gState == nullptr || tInCallback) return;
@@ -458,7 +462,7 @@ void releaseTurnAtExit() {
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
   std::lock_guard lock(gState->turnMutex);
-  if (idle) gState->turn.release();
+  if (idle && gState->turn.held()) (void)gState->turn.share(gState->turnPath);
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -566,6 +570,13 @@ int initialize() {
     std::filesystem::remove(state->dir / "turn.json", ec);
   }
   gState = state;
+  if (!state->turnPath.empty()) {
+    // The context is created after this returns: its set-up runs under a shared hold.
+    if (const std::string problem = state->turn.share(state->turnPath); !problem.empty()) {
+      reportError(problem + "; ARGUS_GPU_TURN ignored");
+      state->turnPath.clear();
+    }
+  }
 
   VendorApi& api = vendor();
   if (const std::string problem = api.load(); !problem.empty()) {
@@ -584,6 +595,7 @@ int initialize() {
       (api.cuptiGetCallbackName == nullptr || api.cuptiGetTimestamp == nullptr)) {
     reportError("this CUPTI lacks cuptiGetCallbackName/cuptiGetTimestamp: ARGUS_GPU_TURN ignored");
     state->turnPath.clear();
+    state->turn.release();
   }
   if (!state->turnPath.empty()) {
     // Every driver call, to see the first one that puts work on the GPU.
