@@ -28,6 +28,15 @@ def argus_query(argus, workspace, *args, timeout=900):
     cmd = [argus, "query", "--json", "--workspace", workspace, *args]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
-        print(run.stdout[-4000:], run.stderr[-4000:])
+        try:  # the report's failures, which the JSON's tail need not hold
+            report = json.loads(run.stdout)
+            print(json.dumps(report.get("failures", []), indent=1)[:4000])
+            for name, signal in report.get("signals", {}).items():
+                value = signal.get("value") if isinstance(signal.get("value"), dict) else {}
+                print(name, signal.get("status"), signal.get("error", ""),
+                      json.dumps(value.get("failed", []))[:2000])
+        except ValueError:
+            print(run.stdout[-4000:])
+        print(run.stderr[-4000:])
         raise SystemExit(f"argus query failed ({run.returncode}): {' '.join(cmd)}")
     return json.loads(run.stdout)

@@ -249,7 +249,8 @@ TEST(CommSignalsFixture, ExecutorJoinsEveryProcessOfTheRun) {
   for (const auto& g : chunkTime["groups"]) {
     if (g["bytes"] == 0) continue;
     for (const auto& o : one.groups)
-      if (o.bytes == g["bytes"] && o.sms == g["sms"] && o.source == g["source"]) {
+      if (g["bytes"] == o.bytes && g["sms"] == o.sms &&
+          g["source"].get<std::string>() == o.source) {
         EXPECT_DOUBLE_EQ(g["median_ns"].get<double>(), o.medianNs + 1000);
         EXPECT_EQ(g["chunks"], 2 * o.chunks);
       }

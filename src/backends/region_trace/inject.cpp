@@ -85,6 +85,12 @@ struct PendingLaunch {
   std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
 };
 
+/// turn.json: how often and how long this process had the device's turn.
+struct TurnStats {
+  std::string firstWork;  ///< The driver call that first took it.
+  std::uint64_t turns = 0, firstTaken = 0, takenAt = 0, waited = 0, held = 0;  ///< ns, CUPTI clock
+};
+
 struct State {
   std::filesystem::path dir;
   std::uint32_t capacity = 256;
@@ -106,7 +112,8 @@ struct State {
   std::string turnPath;  ///< ARGUS_GPU_TURN; empty: no turn is taken.
   std::mutex turnMutex;
   GpuTurn turn;
-  std::map<CUpti_CallbackId, bool> submitsWork;  ///< Per driver entry point, under turnMutex.
+  std::map<CUpti_CallbackId, DriverCallRole> callRoles;  ///< Under turnMutex.
+  TurnStats turnStats;
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -425,44 +432,99 @@ std::uint64_t cuptiNow() {
   return now;
 }
 
-/// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
-void takeTurnBefore(CUpti_CallbackId cbid) {
-  std::lock_guard lock(gState->turnMutex);
-  if (gState->turn.held()) return;
-  auto [it, fresh] = gState->submitsWork.try_emplace(cbid, false);
-  const char* name = nullptr;
+/// The role of a driver entry point for the turn, cached per callback id (under turnMutex).
+DriverCallRole callRole(CUpti_CallbackId cbid, const char** name) {
+  auto [it, fresh] = gState->callRoles.try_emplace(cbid);
   if (fresh &&
-      vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS) {
-    it->second = submitsGpuWork(name);
+      vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, name) == CUPTI_SUCCESS) {
+    it->second = driverCallRole(*name);
   }
-  if (!it->second) return;
-  if (name == nullptr) vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+  return it->second;
+}
+
+void writeTurnStats() {
+  const TurnStats& t = gState->turnStats;
+  std::ofstream(gState->dir / "turn.json")
+      << "{\"lock\":" << jsonString(gState->turnPath) << ",\"pid\":" << ::getpid()
+      << ",\"first_work\":" << jsonString(t.firstWork) << ",\"turns\":" << t.turns
+      << ",\"first_taken_ns\":" << t.firstTaken << ",\"waited_ns\":" << t.waited
+      << ",\"held_ns\":" << t.held << "}\n";
+}
+
+/// Before a driver call (gpu_turn.h): GPU work waits for the turn, set-up made while holding
+/// nothing for a shared hold.
+void turnBefore(CUpti_CallbackId cbid) {
+  std::lock_guard lock(gState->turnMutex);
+  if (gState->turnPath.empty() || gState->turn.held()) return;
+  const char* name = nullptr;
+  const DriverCallRole role = callRole(cbid, &name);
+  if (role.setup && gState->turn.hold() == GpuTurn::Hold::None) {
+    if (const std::string problem = gState->turn.share(gState->turnPath); !problem.empty())
+      reportError(problem);
+    return;
+  }
+  if (!role.work) return;
   // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
   // shared hold, before the wait for the turn lets it go.
-  vendor().cuCtxSynchronize();
+  if (gState->turn.hold() == GpuTurn::Hold::Shared) vendor().cuCtxSynchronize();
   const std::uint64_t asked = cuptiNow();
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
     gState->turnPath.clear();
     return;
   }
-  const std::uint64_t taken = cuptiNow();
-  std::ofstream(gState->dir / "turn.json")
-      << "{\"lock\":" << jsonString(gState->turnPath) << ",\"pid\":" << ::getpid()
-      << ",\"first_work\":" << jsonString(name != nullptr ? name : "") << ",\"asked_ns\":" << asked
-      << ",\"taken_ns\":" << taken << ",\"waited_ns\":" << (taken - asked) << "}\n";
+  TurnStats& t = gState->turnStats;
+  t.takenAt = cuptiNow();
+  if (t.turns++ == 0) {
+    if (name == nullptr) vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+    t.firstWork = name != nullptr ? name : "";
+    t.firstTaken = t.takenAt;
+  }
+  t.waited += t.takenAt - asked;
+  writeTurnStats();
 }
 
-/// Exit handler: once everything this process queued has finished on the GPU, the turn goes to
-/// the next process and the context's teardown runs under a shared hold. When the
-/// synchronization fails the turn stays held until the process is gone.
-void releaseTurnAtExit() {
-  if (gState == nullptr || tInCallback) return;
-  tInCallback = true;  // our own driver call: not a callback to act on
-  const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
-  tInCallback = false;
+/// Lets go of the turn once the context is idle; `then` is the hold kept (None after a
+/// synchronizing call, Shared for the teardown at exit). Called with tInCallback set.
+void letGoOfTurn(GpuTurn::Hold then) {
+  if (vendor().cuCtxSynchronize() != CUDA_SUCCESS) return;  // keep it: work may be running
   std::lock_guard lock(gState->turnMutex);
-  if (idle && gState->turn.held()) (void)gState->turn.share(gState->turnPath);
+  if (!gState->turn.held()) return;
+  gState->turnStats.held += cuptiNow() - gState->turnStats.takenAt;
+  writeTurnStats();
+  if (then == GpuTurn::Hold::Shared) {
+    (void)gState->turn.share(gState->turnPath);
+  } else {
+    gState->turn.unlock();
+  }
+}
+
+/// After a driver call: a synchronizing call that returned hands the turn on.
+void turnAfter(CUpti_CallbackId cbid) {
+  {
+    std::lock_guard lock(gState->turnMutex);
+    const char* name = nullptr;
+    if (gState->turnPath.empty() || !gState->turn.held() || !callRole(cbid, &name).sync) return;
+  }
+  letGoOfTurn(GpuTurn::Hold::None);
+}
+
+/// Exit handler: the context's teardown runs under a shared hold, after this process's work has
+/// finished on the GPU.
+void releaseTurnAtExit() {
+  if (gState == nullptr || tInCallback || gState->turnPath.empty()) return;
+  tInCallback = true;  // our own driver calls: not callbacks to act on
+  {
+    std::unique_lock lock(gState->turnMutex);
+    if (!gState->turn.held()) {
+      (void)gState->turn.share(gState->turnPath);
+      lock.unlock();
+    } else {
+      lock.unlock();
+      letGoOfTurn(GpuTurn::Hold::Shared);
+    }
+  }
+  tInCallback = false;
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -473,12 +535,15 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (!gState->turnPath.empty()) takeTurnBefore(cbid);
+        if (!gState->turnPath.empty()) turnBefore(cbid);
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
-      } else if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
-                 std::end(kLaunchCallbacks)) {
-        onLaunchExit(cb);  // (with ARGUS_GPU_TURN every driver call comes here)
+      } else {
+        if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
+            std::end(kLaunchCallbacks)) {
+          onLaunchExit(cb);  // (with ARGUS_GPU_TURN every driver call comes here)
+        }
+        if (!gState->turnPath.empty()) turnAfter(cbid);
       }
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
       onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
