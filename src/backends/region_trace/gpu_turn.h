@@ -4,9 +4,10 @@
 // program's host set-up) is not the work being measured, so they start together. One lock file
 // per device, two kinds of hold (flock(2)):
 //   shared     set-up and teardown, which the driver may carry out on the GPU: from cuInit (the
-//              context's creation, module uploads) to the first GPU work, for memory allocations
-//              and module loads made while holding nothing, and from the exit handler to the end
-//              of the process. Many processes at once.
+//              context's creation, module uploads) to the first GPU work, for allocations, frees,
+//              mappings and module loads made while holding nothing (they change what the GPU
+//              translates), and from the exit handler to the end of the process. Many processes
+//              at once.
 //   exclusive  GPU work (a launch, copy or memset), the measured launch among it: taken before
 //              such a call, kept until a synchronizing call (a *Synchronize, a synchronous copy)
 //              returns and the context is idle, then let go, so the program's host work (its
@@ -93,9 +94,11 @@ class GpuTurn {
 
 /// What a driver API entry point (by CUPTI's callback name) means for the turn.
 struct DriverCallRole {
-  bool work = false;   ///< Puts work on the GPU: launches, copies, memsets, stream memory ops.
-  bool setup = false;  ///< Set-up the driver may carry out on the GPU: allocations, module loads.
-  bool sync = false;   ///< Returns with work finished: *Synchronize, synchronous copies.
+  bool work = false;  ///< Puts work on the GPU: launches, copies, memsets, stream memory ops.
+  /// Set-up and teardown the driver may carry out on the GPU: allocations and frees, mappings,
+  /// module loads and unloads, contexts.
+  bool setup = false;
+  bool sync = false;  ///< Returns with work finished: *Synchronize, synchronous copies.
 };
 
 inline DriverCallRole driverCallRole(const char* name) {
@@ -106,8 +109,10 @@ inline DriverCallRole driverCallRole(const char* name) {
                                   "cuStreamBatchMemOp", "cuStreamWriteValue", "cuStreamWaitValue"})
     role.work = role.work || n.starts_with(prefix);
   for (std::string_view prefix :
-       {"cuMemAlloc", "cuMemCreate", "cuMemHostAlloc", "cuMemHostRegister", "cuModuleLoad",
-        "cuLibraryLoad", "cuCtxCreate", "cuDevicePrimaryCtxRetain"})
+       {"cuMemAlloc", "cuMemCreate", "cuMemHostAlloc", "cuMemHostRegister", "cuMemFree",
+        "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemHostUnregister", "cuModuleLoad",
+        "cuModuleUnload", "cuLibraryLoad", "cuLibraryUnload", "cuCtxCreate", "cuCtxDestroy",
+        "cuDevicePrimaryCtx"})
     role.setup = role.setup || n.starts_with(prefix);
   role.sync = n.find("Synchronize") != std::string_view::npos ||
               (n.starts_with("cuMemcpy") && n.find("Async") == std::string_view::npos);

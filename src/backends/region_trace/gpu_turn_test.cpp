@@ -73,7 +73,9 @@ TEST(GpuTurn, DriverCallRoles) {
   for (const char* name : {"cuMemAlloc_v2", "cuMemAllocAsync", "cuModuleLoadData", "cuCtxCreate_v4",
                            "cuLibraryLoadData", "cuDevicePrimaryCtxRetain"})
     EXPECT_TRUE(driverCallRole(name).setup) << name;
-  EXPECT_FALSE(driverCallRole("cuMemFree_v2").setup);
+  for (const char* name : {"cuMemFree_v2", "cuMemUnmap", "cuModuleUnload", "cuCtxDestroy_v2"})
+    EXPECT_TRUE(driverCallRole(name).setup) << name;
+  EXPECT_FALSE(driverCallRole("cuStreamCreate").setup);
   for (const char* name : {"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
                            "cuMemcpyDtoH_v2", "cuMemcpy"})
     EXPECT_TRUE(driverCallRole(name).sync) << name;

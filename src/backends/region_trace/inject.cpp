@@ -114,6 +114,7 @@ struct State {
   GpuTurn turn;
   std::map<CUpti_CallbackId, DriverCallRole> callRoles;  ///< Under turnMutex.
   TurnStats turnStats;
+  bool setupShare = false;  ///< A shared hold taken for one set-up call (under turnMutex).
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -459,8 +460,12 @@ void turnBefore(CUpti_CallbackId cbid) {
   const char* name = nullptr;
   const DriverCallRole role = callRole(cbid, &name);
   if (role.setup && gState->turn.hold() == GpuTurn::Hold::None) {
-    if (const std::string problem = gState->turn.share(gState->turnPath); !problem.empty())
+    // Shared for this call only: turnAfter lets go once the context is idle.
+    if (const std::string problem = gState->turn.share(gState->turnPath); !problem.empty()) {
       reportError(problem);
+    } else {
+      gState->setupShare = true;
+    }
     return;
   }
   if (!role.work) return;
@@ -473,6 +478,7 @@ void turnBefore(CUpti_CallbackId cbid) {
     gState->turnPath.clear();
     return;
   }
+  gState->setupShare = false;
   TurnStats& t = gState->turnStats;
   t.takenAt = cuptiNow();
   if (t.turns++ == 0) {
@@ -499,12 +505,22 @@ void letGoOfTurn(GpuTurn::Hold then) {
   }
 }
 
-/// After a driver call: a synchronizing call that returned hands the turn on.
+/// After a driver call: a synchronizing call that returned hands the turn on; a set-up call made
+/// while holding nothing gives its shared hold back.
 void turnAfter(CUpti_CallbackId cbid) {
   {
     std::lock_guard lock(gState->turnMutex);
     const char* name = nullptr;
-    if (gState->turnPath.empty() || !gState->turn.held() || !callRole(cbid, &name).sync) return;
+    const DriverCallRole role = callRole(cbid, &name);
+    if (gState->setupShare && role.setup) {
+      gState->setupShare = false;
+      if (gState->turn.hold() == GpuTurn::Hold::Shared) {
+        vendor().cuCtxSynchronize();
+        gState->turn.unlock();
+      }
+      return;
+    }
+    if (gState->turnPath.empty() || !gState->turn.held() || !role.sync) return;
   }
   letGoOfTurn(GpuTurn::Hold::None);
 }
