@@ -9,10 +9,12 @@
 //              translates), and from the exit handler to the end of the process. Many processes
 //              at once.
 //   exclusive  GPU work (a launch, copy or memset), the measured launch among it: taken before
-//              such a call, kept until a synchronizing call (a *Synchronize, a synchronous copy)
-//              returns and the context is idle, then let go, so the program's host work (its
-//              check against a CPU reference) runs while another process has the GPU. One
-//              process, and no process in a shared phase, at a time.
+//              the first such call and kept through the traced launch, so that what the process
+//              did on the GPU before it (copies, and the L2 state they leave) is not disturbed
+//              by another process's work; after a traced launch, let go at every synchronizing
+//              call (a *Synchronize, a synchronous copy) once the context is idle, so the
+//              program's host work (its check against a CPU reference) runs while another
+//              process has the GPU. One process, and no process in a shared phase, at a time.
 // Every sharing process follows the same rule, so a measured launch is its own execution on the
 // device: no other process's kernel, copy or driver set-up runs beside it. The kernel drops a
 // hold when its process ends, also after a crash. kernels.jsonl's CUPTI intervals let the join

@@ -47,6 +47,7 @@
 #include <cupti_callbacks.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -115,6 +116,7 @@ struct State {
   std::map<CUpti_CallbackId, DriverCallRole> callRoles;  ///< Under turnMutex.
   TurnStats turnStats;
   bool setupShare = false;  ///< A shared hold taken for one set-up call (under turnMutex).
+  std::atomic<std::uint64_t> tracedLaunches{0};  ///< Completed traced launches.
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -398,6 +400,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       }
       p.line.records = valid;
       p.line.dropped = header.dropped;
+      ++gState->tracedLaunches;
     } else {
       p.line.traced = false;
       if (p.line.note.empty()) p.line.note = "trace read-back failed (errors.txt)";
@@ -520,7 +523,12 @@ void turnAfter(CUpti_CallbackId cbid) {
       }
       return;
     }
-    if (gState->turnPath.empty() || !gState->turn.held() || !role.sync) return;
+    // Until a traced launch has run, the process keeps the turn through its synchronizations:
+    // what it did on the GPU before the launch (its copies, the L2 state they leave) is part of
+    // the measured launch's conditions, and another process's work in between would change them.
+    if (gState->turnPath.empty() || !gState->turn.held() || !role.sync ||
+        gState->tracedLaunches.load() == 0)
+      return;
   }
   letGoOfTurn(GpuTurn::Hold::None);
 }
