@@ -47,7 +47,6 @@
 #include <cupti_callbacks.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,12 +85,6 @@ struct PendingLaunch {
   std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
 };
 
-/// turn.json: how often and how long this process had the device's turn.
-struct TurnStats {
-  std::string firstWork;  ///< The driver call that first took it.
-  std::uint64_t turns = 0, firstTaken = 0, takenAt = 0, waited = 0, held = 0;  ///< ns, CUPTI clock
-};
-
 struct State {
   std::filesystem::path dir;
   std::uint32_t capacity = 256;
@@ -113,10 +106,9 @@ struct State {
   std::string turnPath;  ///< ARGUS_GPU_TURN; empty: no turn is taken.
   std::mutex turnMutex;
   GpuTurn turn;
-  std::map<CUpti_CallbackId, DriverCallRole> callRoles;  ///< Under turnMutex.
-  TurnStats turnStats;
-  bool setupShare = false;  ///< A shared hold taken for one set-up call (under turnMutex).
-  std::atomic<std::uint64_t> tracedLaunches{0};  ///< Completed traced launches.
+  /// Driver entry points that put work on the GPU (gpu_turn.h), by callback id: only these get
+  /// callbacks for the turn.
+  std::vector<bool> submitsWork;
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -400,7 +392,6 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       }
       p.line.records = valid;
       p.line.dropped = header.dropped;
-      ++gState->tracedLaunches;
     } else {
       p.line.traced = false;
       if (p.line.note.empty()) p.line.note = "trace read-back failed (errors.txt)";
@@ -436,119 +427,39 @@ std::uint64_t cuptiNow() {
   return now;
 }
 
-/// The role of a driver entry point for the turn, cached per callback id (under turnMutex).
-DriverCallRole callRole(CUpti_CallbackId cbid, const char** name) {
-  auto [it, fresh] = gState->callRoles.try_emplace(cbid);
-  if (fresh &&
-      vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, name) == CUPTI_SUCCESS) {
-    it->second = driverCallRole(*name);
-  }
-  return it->second;
-}
-
-void writeTurnStats() {
-  const TurnStats& t = gState->turnStats;
-  std::ofstream(gState->dir / "turn.json")
-      << "{\"lock\":" << jsonString(gState->turnPath) << ",\"pid\":" << ::getpid()
-      << ",\"first_work\":" << jsonString(t.firstWork) << ",\"turns\":" << t.turns
-      << ",\"first_taken_ns\":" << t.firstTaken << ",\"waited_ns\":" << t.waited
-      << ",\"held_ns\":" << t.held << "}\n";
-}
-
-/// Before a driver call (gpu_turn.h): GPU work waits for the turn, set-up made while holding
-/// nothing for a shared hold.
-void turnBefore(CUpti_CallbackId cbid) {
+/// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
+void takeTurnBefore(CUpti_CallbackId cbid) {
+  if (cbid >= gState->submitsWork.size() || !gState->submitsWork[cbid]) return;
   std::lock_guard lock(gState->turnMutex);
-  if (gState->turnPath.empty() || gState->turn.held()) return;
+  if (gState->turn.held()) return;
   const char* name = nullptr;
-  const DriverCallRole role = callRole(cbid, &name);
-  if (role.setup && gState->turn.hold() == GpuTurn::Hold::None) {
-    // Shared for this call only: turnAfter lets go once the context is idle.
-    if (const std::string problem = gState->turn.share(gState->turnPath); !problem.empty()) {
-      reportError(problem);
-    } else {
-      gState->setupShare = true;
-    }
-    return;
-  }
-  if (!role.work) return;
+  vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
   // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
   // shared hold, before the wait for the turn lets it go.
-  if (gState->turn.hold() == GpuTurn::Hold::Shared) vendor().cuCtxSynchronize();
+  vendor().cuCtxSynchronize();
   const std::uint64_t asked = cuptiNow();
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
     gState->turnPath.clear();
     return;
   }
-  gState->setupShare = false;
-  TurnStats& t = gState->turnStats;
-  t.takenAt = cuptiNow();
-  if (t.turns++ == 0) {
-    if (name == nullptr) vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
-    t.firstWork = name != nullptr ? name : "";
-    t.firstTaken = t.takenAt;
-  }
-  t.waited += t.takenAt - asked;
-  writeTurnStats();
+  const std::uint64_t taken = cuptiNow();
+  std::ofstream(gState->dir / "turn.json")
+      << "{\"lock\":" << jsonString(gState->turnPath) << ",\"pid\":" << ::getpid()
+      << ",\"first_work\":" << jsonString(name != nullptr ? name : "") << ",\"asked_ns\":" << asked
+      << ",\"taken_ns\":" << taken << ",\"waited_ns\":" << (taken - asked) << "}\n";
 }
 
-/// Lets go of the turn once the context is idle; `then` is the hold kept (None after a
-/// synchronizing call, Shared for the teardown at exit). Called with tInCallback set.
-void letGoOfTurn(GpuTurn::Hold then) {
-  if (vendor().cuCtxSynchronize() != CUDA_SUCCESS) return;  // keep it: work may be running
-  std::lock_guard lock(gState->turnMutex);
-  if (!gState->turn.held()) return;
-  gState->turnStats.held += cuptiNow() - gState->turnStats.takenAt;
-  writeTurnStats();
-  if (then == GpuTurn::Hold::Shared) {
-    (void)gState->turn.share(gState->turnPath);
-  } else {
-    gState->turn.unlock();
-  }
-}
-
-/// After a driver call: a synchronizing call that returned hands the turn on; a set-up call made
-/// while holding nothing gives its shared hold back.
-void turnAfter(CUpti_CallbackId cbid) {
-  {
-    std::lock_guard lock(gState->turnMutex);
-    const char* name = nullptr;
-    const DriverCallRole role = callRole(cbid, &name);
-    if (gState->setupShare && role.setup) {
-      gState->setupShare = false;
-      if (gState->turn.hold() == GpuTurn::Hold::Shared) {
-        vendor().cuCtxSynchronize();
-        gState->turn.unlock();
-      }
-      return;
-    }
-    // Until a traced launch has run, the process keeps the turn through its synchronizations:
-    // what it did on the GPU before the launch (its copies, the L2 state they leave) is part of
-    // the measured launch's conditions, and another process's work in between would change them.
-    if (gState->turnPath.empty() || !gState->turn.held() || !role.sync ||
-        gState->tracedLaunches.load() == 0)
-      return;
-  }
-  letGoOfTurn(GpuTurn::Hold::None);
-}
-
-/// Exit handler: the context's teardown runs under a shared hold, after this process's work has
-/// finished on the GPU.
+/// Exit handler: once everything this process queued has finished on the GPU, the turn goes to
+/// the next process and the context's teardown runs under a shared hold. When the
+/// synchronization fails the turn stays held until the process is gone.
 void releaseTurnAtExit() {
-  if (gState == nullptr || tInCallback || gState->turnPath.empty()) return;
-  tInCallback = true;  // our own driver calls: not callbacks to act on
-  {
-    std::unique_lock lock(gState->turnMutex);
-    if (!gState->turn.held()) {
-      (void)gState->turn.share(gState->turnPath);
-      lock.unlock();
-    } else {
-      lock.unlock();
-      letGoOfTurn(GpuTurn::Hold::Shared);
-    }
-  }
+  if (gState == nullptr || tInCallback) return;
+  tInCallback = true;  // our own driver call: not a callback to act on
+  const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
+  std::lock_guard lock(gState->turnMutex);
+  if (idle && gState->turn.held()) (void)gState->turn.share(gState->turnPath);
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -559,15 +470,12 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (!gState->turnPath.empty()) turnBefore(cbid);
+        if (!gState->turnPath.empty()) takeTurnBefore(cbid);
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
-      } else {
-        if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
-            std::end(kLaunchCallbacks)) {
-          onLaunchExit(cb);  // (with ARGUS_GPU_TURN every driver call comes here)
-        }
-        if (!gState->turnPath.empty()) turnAfter(cbid);
+      } else if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
+                 std::end(kLaunchCallbacks)) {
+        onLaunchExit(cb);  // (with ARGUS_GPU_TURN copies and memsets come here too)
       }
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
       onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
@@ -687,10 +595,20 @@ int initialize() {
     state->turn.release();
   }
   if (!state->turnPath.empty()) {
-    // Every driver call, to see the first one that puts work on the GPU.
-    ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API),
-               "cuptiEnableDomain (driver API)") &&
-         ok;
+    // The driver calls that put work on the GPU, to take the turn before the first of them. Only
+    // those: a callback on every driver call (cuGetProcAddress, ...) crashed PyTorch processes,
+    // which load a CUPTI of their own.
+    state->submitsWork.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+    for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+      const char* name = nullptr;
+      if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS ||
+          !submitsGpuWork(name))
+        continue;
+      state->submitsWork[cbid] = true;
+      ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                 "cuptiEnableCallback (GPU work)") &&
+           ok;
+    }
   }
   for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
     ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
