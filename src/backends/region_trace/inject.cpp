@@ -109,6 +109,7 @@ struct State {
   /// Driver entry points that put work on the GPU (gpu_turn.h), by callback id: only these get
   /// callbacks for the turn.
   std::vector<bool> submitsWork;
+  std::vector<std::string> workNames;  ///< Their names, copied when the library starts.
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -432,8 +433,7 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
   if (cbid >= gState->submitsWork.size() || !gState->submitsWork[cbid]) return;
   std::lock_guard lock(gState->turnMutex);
   if (gState->turn.held()) return;
-  const char* name = nullptr;
-  vendor().cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+  const std::string& name = gState->workNames[cbid];
   // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
   // shared hold, before the wait for the turn lets it go.
   vendor().cuCtxSynchronize();
@@ -444,10 +444,12 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
     return;
   }
   const std::uint64_t taken = cuptiNow();
-  std::ofstream(gState->dir / "turn.json")
-      << "{\"lock\":" << jsonString(gState->turnPath) << ",\"pid\":" << ::getpid()
-      << ",\"first_work\":" << jsonString(name != nullptr ? name : "") << ",\"asked_ns\":" << asked
-      << ",\"taken_ns\":" << taken << ",\"waited_ns\":" << (taken - asked) << "}\n";
+  const std::string line =
+      "{\"lock\":" + jsonString(gState->turnPath) + ",\"pid\":" + std::to_string(::getpid()) +
+      ",\"first_work\":" + jsonString(name) + ",\"asked_ns\":" + std::to_string(asked) +
+      ",\"taken_ns\":" + std::to_string(taken) + ",\"waited_ns\":" + std::to_string(taken - asked) +
+      "}";
+  appendLine(gState->dir / "turn.json", line);
 }
 
 /// Exit handler: once everything this process queued has finished on the GPU, the turn goes to
@@ -595,16 +597,18 @@ int initialize() {
     state->turn.release();
   }
   if (!state->turnPath.empty()) {
-    // The driver calls that put work on the GPU, to take the turn before the first of them. Only
-    // those: a callback on every driver call (cuGetProcAddress, ...) crashed PyTorch processes,
-    // which load a CUPTI of their own.
+    // The driver calls that put work on the GPU, to take the turn before the first of them (only
+    // those get callbacks). Their names are copied now: reading cuptiGetCallbackName's string
+    // inside the callback crashed PyTorch processes (SIGSEGV at their first launch, H200).
     state->submitsWork.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+    state->workNames.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, "");
     for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
       const char* name = nullptr;
       if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS ||
           !submitsGpuWork(name))
         continue;
       state->submitsWork[cbid] = true;
+      state->workNames[cbid] = name;
       ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                  "cuptiEnableCallback (GPU work)") &&
            ok;
