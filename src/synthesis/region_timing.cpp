@@ -49,7 +49,44 @@ bool selected(const trace::Occurrence& o, const trace::TraceMap& map, const quer
   return true;
 }
 
+/// The duration and occurrences documents of `all` (already filtered), for `regionPath`'s subtree.
+json timingJson(const trace::DecodedTrace& all, const trace::TraceMap& map,
+                const std::string& regionPath, size_t launches) {
+  auto stats = trace::regionStatistics(all, map);
+  json statistics = trace::statisticsJson(stats, all, map);
+  // Only the queried subtree.
+  json regions = json::array();
+  for (const auto& r : statistics["regions"])
+    if (inSubtree(r.value("path", ""), regionPath)) regions.push_back(r);
+  statistics["regions"] = regions;
+  statistics["launches"] = launches;
+  json occurrences = json::array();
+  for (const auto& r : regions)
+    occurrences.push_back({{"path", r.value("path", "")},
+                           {"id", r.value("id", "")},
+                           {"count", r["duration"].value("count", 0)}});
+  return json{{"duration", statistics},
+              {"occurrences",
+               {{"regions", occurrences}, {"launches", launches}, {"dropped", all.dropped}}}};
+}
+
 }  // namespace
+
+Result<json> occurrenceTiming(const trace::DecodedTrace& trace, const trace::TraceMap& map,
+                              const std::string& regionPath, const query::Scope& scope) {
+  trace::DecodedTrace kept;
+  kept.header = trace.header;
+  kept.dropped = trace.dropped;
+  kept.invalidRecords = trace.invalidRecords;
+  for (const auto& o : trace.occurrences)
+    if (inSubtree(map.regions[o.region].path, regionPath) && selected(o, map, scope))
+      kept.occurrences.push_back(o);
+  if (kept.occurrences.empty())
+    return fail("synthesis",
+                fmt::format("no occurrence of `{}` that the scope `{}` selects",
+                            regionPath.empty() ? "any region" : regionPath, scope.canonical()));
+  return timingJson(kept, map, regionPath, 1);
+}
 
 Result<json> regionTiming(std::string_view bundleBytes, const std::string& regionPath,
                           const query::Scope& scope) {
@@ -84,22 +121,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
         all.occurrences.push_back(o);
   }
   if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
-  auto stats = trace::regionStatistics(all, *map);
-  json statistics = trace::statisticsJson(stats, all, *map);
-  // Only the queried subtree.
-  json regions = json::array();
-  for (const auto& r : statistics["regions"])
-    if (inSubtree(r.value("path", ""), regionPath)) regions.push_back(r);
-  statistics["regions"] = regions;
-  statistics["launches"] = launches;
-  json occurrences = json::array();
-  for (const auto& r : regions)
-    occurrences.push_back({{"path", r.value("path", "")},
-                           {"id", r.value("id", "")},
-                           {"count", r["duration"].value("count", 0)}});
-  return json{{"duration", statistics},
-              {"occurrences",
-               {{"regions", occurrences}, {"launches", launches}, {"dropped", all.dropped}}}};
+  return timingJson(all, *map, regionPath, launches);
 }
 
 Result<json> bundleTimeline(std::string_view bundleBytes) {

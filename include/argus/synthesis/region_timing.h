@@ -8,6 +8,7 @@
 #include "argus/query/scope.h"
 #include "argus/runtime/executor.h"
 #include "argus/support/status.h"
+#include "argus/trace/decode.h"
 
 namespace argus::synthesis {
 
@@ -18,6 +19,14 @@ namespace argus::synthesis {
 [[nodiscard]] Result<nlohmann::json> regionTiming(std::string_view bundleBytes,
                                                   const std::string& regionPath,
                                                   const query::Scope& scope);
+
+/// The same documents for occurrences already decoded (an imported trace, e.g. Proton's): keeps
+/// `regionPath`'s subtree and what `scope` selects (launch is ignored: one launch). Fails when
+/// nothing is left.
+[[nodiscard]] Result<nlohmann::json> occurrenceTiming(const trace::DecodedTrace& trace,
+                                                      const trace::TraceMap& map,
+                                                      const std::string& regionPath,
+                                                      const query::Scope& scope);
 
 /// The Chrome/Perfetto timeline of every traced launch in a bundle (one process per SM).
 [[nodiscard]] Result<nlohmann::json> bundleTimeline(std::string_view bundleBytes);

@@ -1,0 +1,152 @@
+#include "argus/trace/proton.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "argus/ptx/regions.h"
+
+namespace argus::trace {
+namespace {
+
+using json = nlohmann::json;
+
+/// The unsigned number after `word` in `text` ("CTA36" -> 36 for word "CTA").
+std::optional<uint32_t> numberAfter(std::string_view text, std::string_view word) {
+  const size_t at = text.find(word);
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* begin = text.data() + at + word.size();
+  const char* end = text.data() + text.size();
+  uint32_t value = 0;
+  auto [next, error] = std::from_chars(begin, end, value);
+  if (error != std::errc{} || next == begin) return std::nullopt;
+  return value;
+}
+
+struct Event {
+  std::string name;
+  uint32_t sm = 0, cta = 0, warp = 0;
+  uint64_t begin = 0, end = 0;  // cycles
+  size_t index = 0;             // in traceEvents
+};
+
+}  // namespace
+
+Result<ProtonImport> importProtonTrace(const json& doc, std::string_view kernel) {
+  auto bad = [](std::string message) { return fail("proton", std::move(message)); };
+  if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())
+    return bad(
+        "not a Chrome trace: no `traceEvents` list (Proton writes one with "
+        "proton.start(..., backend=\"instrumentation\", data=\"trace\"))");
+  ProtonImport out;
+  std::map<std::string, std::vector<Event>> byKernel;
+  std::optional<double> frequency;
+  const json& events = doc["traceEvents"];
+  for (size_t i = 0; i < events.size(); ++i) {
+    const json& e = events[i];
+    if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("pid") || !e["pid"].is_string())
+      continue;
+    const std::string pid = e["pid"].get<std::string>();
+    const size_t core = pid.rfind(" Core");
+    if (core == std::string::npos) continue;  // not a Proton scope event
+    const auto sm = numberAfter(std::string_view(pid).substr(core), " Core");
+    const auto cta = numberAfter(std::string_view(pid).substr(core), " CTA");
+    const std::string tid =
+        e.contains("tid") && e["tid"].is_string() ? e["tid"].get<std::string>() : std::string();
+    const auto warp = numberAfter(tid, "warp ");
+    if (!sm || !cta || !warp)
+      return bad(
+          fmt::format("traceEvents[{}]: process `{}`, thread `{}` are not Proton's "
+                      "`<kernel> Core<sm> CTA<cta>` and `warp <w> (line <l>)`",
+                      i, pid, tid));
+    const json args = e.value("args", json::object());
+    if (!args.contains("Frequency (MHz)") || !args["Frequency (MHz)"].is_number())
+      return bad(
+          fmt::format("traceEvents[{}]: no `Frequency (MHz)` argument, so its times "
+                      "cannot be turned back into cycles",
+                      i));
+    const double mhz = args["Frequency (MHz)"].get<double>();
+    if (frequency && *frequency != mhz)
+      return bad(
+          fmt::format("traceEvents[{}]: frequency {} MHz differs from the {} MHz of the "
+                      "events before it",
+                      i, mhz, *frequency));
+    frequency = mhz;
+    if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("dur") || !e["dur"].is_number() ||
+        e["ts"].get<double>() < 0 || e["dur"].get<double>() < 0)
+      return bad(fmt::format("traceEvents[{}]: `ts` and `dur` must be numbers >= 0", i));
+    // ts and dur are microseconds at `mhz`: cycles = us * MHz.
+    const auto cycles = [&](double us) { return static_cast<uint64_t>(std::llround(us * mhz)); };
+    const uint64_t begin = cycles(e["ts"].get<double>());
+    const uint64_t end = cycles(e["ts"].get<double>() + e["dur"].get<double>());
+    byKernel[pid.substr(0, core)].push_back(
+        Event{e.value("name", ""), *sm, *cta, *warp, begin, end, i});
+  }
+  for (const auto& [name, list] : byKernel) out.kernels.push_back(name);
+  const std::string kernels = fmt::format("{}", fmt::join(out.kernels, ", "));
+  if (byKernel.empty())
+    return bad(
+        "no Proton scope events (complete events on processes named `<kernel> Core<sm> "
+        "CTA<cta>`) in the trace");
+  std::string chosen(kernel);
+  if (chosen.empty()) {
+    if (byKernel.size() > 1)
+      return bad(
+          fmt::format("the trace holds several kernels ({}); choose one with --kernel", kernels));
+    chosen = byKernel.begin()->first;
+  }
+  auto found = byKernel.find(chosen);
+  if (found == byKernel.end())
+    return bad(fmt::format("the trace has no events of kernel `{}`; it holds {}", chosen, kernels));
+  std::vector<Event>& list = found->second;
+
+  out.frequencyMhz = *frequency;
+  out.map.kernel = chosen;
+  out.map.timeBase = TimeBase::SmClock;
+  // One warp's scopes in time order, outer before inner when they start together: a stack of the
+  // open ones gives each its path.
+  std::stable_sort(list.begin(), list.end(), [](const Event& a, const Event& b) {
+    return std::tuple(a.cta, a.warp, a.begin, b.end) < std::tuple(b.cta, b.warp, b.begin, a.end);
+  });
+  std::map<std::string, uint32_t> regionOf;             // path -> index in out.map.regions
+  std::vector<std::pair<const Event*, uint32_t>> open;  // the warp's open scopes, innermost last
+  for (const Event& e : list) {
+    while (!open.empty() && (open.back().first->cta != e.cta || open.back().first->warp != e.warp ||
+                             open.back().first->end <= e.begin))
+      open.pop_back();
+    if (!open.empty() && e.end > open.back().first->end)
+      return bad(fmt::format(
+          "traceEvents[{}] (`{}`, CTA {} warp {}) overlaps traceEvents[{}] "
+          "(`{}`) without nesting in it",
+          e.index, e.name, e.cta, e.warp, open.back().first->index, open.back().first->name));
+    std::optional<uint32_t> parent;
+    if (!open.empty()) parent = open.back().second;
+    const std::string path = parent ? out.map.regions[*parent].path + "/" + e.name : e.name;
+    auto [it, fresh] = regionOf.try_emplace(path, static_cast<uint32_t>(out.map.regions.size()));
+    if (fresh)
+      out.map.regions.push_back(
+          TraceMap::Region{it->second, ptx::regionId(chosen, path), path, parent});
+    Occurrence o;
+    o.region = it->second;
+    o.begin = e.begin;
+    o.end = e.end;
+    o.sm = e.sm;
+    o.cta = e.cta;
+    o.warp = e.warp;
+    out.trace.occurrences.push_back(o);
+    open.emplace_back(&e, it->second);
+  }
+  std::stable_sort(out.trace.occurrences.begin(), out.trace.occurrences.end(),
+                   [](const Occurrence& a, const Occurrence& b) {
+                     return std::tuple(a.begin, a.sm, a.cta, a.warp, a.region) <
+                            std::tuple(b.begin, b.sm, b.cta, b.warp, b.region);
+                   });
+  return out;
+}
+
+}  // namespace argus::trace
