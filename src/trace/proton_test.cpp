@@ -1,12 +1,11 @@
 #include "argus/trace/proton.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "argus/ptx/regions.h"
+#include "argus/support/process.h"
 #include "argus/ttgir/regions.h"
 
 namespace argus::trace {
@@ -15,10 +14,8 @@ namespace {
 using json = nlohmann::json;
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = readFile(path);
+  return text ? *text : std::string();
 }
 
 json event(std::string name, std::string pid, std::string tid, double ts, double dur,

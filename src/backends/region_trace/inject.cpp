@@ -47,6 +47,7 @@
 #include <cupti_callbacks.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -103,7 +104,8 @@ struct State {
   std::map<CUcontext, DeviceBuffer> buffers;
   std::map<std::uint32_t, std::uint64_t> seqOfCorrelation;
 
-  std::string turnPath;  ///< ARGUS_GPU_TURN; empty: no turn is taken.
+  std::string turnPath;             ///< ARGUS_GPU_TURN (set before any callback).
+  std::atomic<bool> turnOn{false};  ///< Turns are taken (cleared when taking one fails).
   std::mutex turnMutex;
   GpuTurn turn;
   /// Driver entry points that put work on the GPU (gpu_turn.h), by callback id: only these get
@@ -440,7 +442,7 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
   const std::uint64_t asked = cuptiNow();
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
-    gState->turnPath.clear();
+    gState->turnOn = false;
     return;
   }
   const std::uint64_t taken = cuptiNow();
@@ -472,7 +474,7 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (!gState->turnPath.empty()) takeTurnBefore(cbid);
+        if (gState->turnOn) takeTurnBefore(cbid);
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
       } else if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
@@ -569,13 +571,6 @@ int initialize() {
     std::filesystem::remove(state->dir / "turn.json", ec);
   }
   gState = state;
-  if (!state->turnPath.empty()) {
-    // The context is created after this returns: its set-up runs under a shared hold.
-    if (const std::string problem = state->turn.share(state->turnPath); !problem.empty()) {
-      reportError(problem + "; ARGUS_GPU_TURN ignored");
-      state->turnPath.clear();
-    }
-  }
 
   VendorApi& api = vendor();
   if (const std::string problem = api.load(); !problem.empty()) {
@@ -594,7 +589,6 @@ int initialize() {
       (api.cuptiGetCallbackName == nullptr || api.cuptiGetTimestamp == nullptr)) {
     reportError("this CUPTI lacks cuptiGetCallbackName/cuptiGetTimestamp: ARGUS_GPU_TURN ignored");
     state->turnPath.clear();
-    state->turn.release();
   }
   if (!state->turnPath.empty()) {
     // The driver calls that put work on the GPU, to take the turn before the first of them (only
@@ -636,8 +630,16 @@ int initialize() {
       std::atexit(flushActivity);
     }
   }
-  // Registered after the activity flush, so it runs first (exit handlers run in reverse).
-  if (!state->turnPath.empty()) std::atexit(releaseTurnAtExit);
+  if (!state->turnPath.empty()) {
+    // The context is created after this returns: its set-up runs under a shared hold.
+    if (const std::string problem = state->turn.share(state->turnPath); !problem.empty()) {
+      reportError(problem + "; ARGUS_GPU_TURN ignored");
+    } else {
+      state->turnOn = true;
+      // Registered after the activity flush, so it runs first (exit handlers run in reverse).
+      std::atexit(releaseTurnAtExit);
+    }
+  }
   if (state->verbose) {
     std::fprintf(stderr, "argus-inject: tracing into %s (capacity %u records/warp, CUPTI %s)\n",
                  dirText, state->capacity, api.cuptiPath.c_str());
