@@ -35,6 +35,7 @@ __all__ = [
     "query",
     "fork",
     "versions",
+    "proton_trace",
 ]
 
 PathLike = Union[str, os.PathLike]
@@ -163,15 +164,20 @@ class Report:
 def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
           region: Optional[str] = None, scope: Optional[str] = None,
           workspace: Optional[PathLike] = None, require_gpu: bool = False,
-          ops: Optional[Sequence[str]] = None) -> Report:
+          ops: Optional[Sequence[str]] = None,
+          concurrent_probes: Optional[int] = None) -> Report:
     """Plan, build, run and synthesize a region query; results are kept in the workspace and a
     repeated query reuses them. Collections that need a GPU the machine lacks are listed in
     ``Report.not_collected`` (or raise with ``require_gpu=True``). ``ops`` names the async op
-    sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``)."""
+    sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``);
+    ``concurrent_probes`` starts that many probe processes at once per GPU (``argus query
+    --help`` says what that costs in isolation)."""
     args = ["query", *_query_args(program, kernel, region, scope, signals, workspace, ops),
             "--json"]
     if require_gpu:
         args.append("--require-gpu")
+    if concurrent_probes is not None:
+        args += ["--concurrent-probes", str(int(concurrent_probes))]
     # Exit 1: some task failed; the report still says which (failures), so it is returned.
     raw = _run(args, ok_codes=(0, 1))
     sigs = {}
@@ -211,6 +217,20 @@ def fork(version: str, edited: Optional[dict] = None, *, workspace: PathLike,
     finally:
         for t in temps:
             os.unlink(t)
+
+
+def proton_trace(path: PathLike, *, kernel: Optional[str] = None,
+                 workspace: Optional[PathLike] = None) -> dict:
+    """A trace Proton wrote (``proton.start(..., backend="instrumentation", data="trace")``) as
+    Argus region timings: observed, in SM cycles (Proton's nominal frequency undone), scopes as
+    regions with the IDs Argus reads from the kernel's TTGIR. With ``workspace`` the trace and the
+    timings are kept there. Returns ``argus trace --proton --json``'s document."""
+    args = ["trace", "--proton", str(path), "--json"]
+    if kernel:
+        args += ["--kernel", kernel]
+    if workspace:
+        args += ["--workspace", str(workspace)]
+    return _run(args)
 
 
 def versions(workspace: PathLike) -> list:

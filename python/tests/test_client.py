@@ -193,6 +193,31 @@ class TraceVerb(unittest.TestCase):
         self.assertIn("CUDA_INJECTION64_PATH", e.exception.message)
 
 
+class ProtonTrace(unittest.TestCase):
+    """argus.proton_trace on the trace Proton wrote on the H200 (tests/data/proton/README.md)."""
+
+    FILE = ROOT / "tests" / "data" / "proton" / "matmul_tma_proton.chrome_trace"
+
+    def test_scopes_become_regions_in_cycles(self):
+        with tempfile.TemporaryDirectory() as ws:
+            out = argus.proton_trace(self.FILE, workspace=ws)
+        regions = {r["path"]: r for r in out["duration"]["regions"]}
+        self.assertEqual(set(regions), {"mainloop", "epilogue"})
+        self.assertEqual(regions["mainloop"]["duration"]["count"], 256)
+        self.assertEqual(out["duration"]["unit"], "cycles")
+        self.assertEqual(out["source"]["tool"], "proton")
+        self.assertEqual(out["source"]["frequency_mhz"], 1000.0)
+        self.assertIn("proton_trace", out["provenance"])
+        ttgir = argus.regions(ROOT / "tests" / "data" / "triton" / "matmul_tma_proton.ttgir")
+        ids = {r["path"]: r["id"] for r in ttgir["kernels"][0]["regions"]}
+        self.assertEqual({p: r["id"] for p, r in regions.items()}, ids)
+
+    def test_unknown_kernel_raises_with_the_kernels_in_the_file(self):
+        with self.assertRaises(argus.ArgusError) as e:
+            argus.proton_trace(self.FILE, kernel="nope")
+        self.assertIn("it holds matmul_tma_proton", e.exception.message)
+
+
 class BuildFromPtx(unittest.TestCase):
     @unittest.skipIf(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),
                      "nvcc is needed to build the variant")
