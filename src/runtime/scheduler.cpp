@@ -342,11 +342,16 @@ class Run {
     });
   }
 
+  /// A task that takes GPU turns may wait for the turns of the others sharing its device, so its
+  /// limit scales with how many may.
   Clock::time_point deadlineFor(const TaskDescriptor& t) const {
+    const double scale = t.isolation.gpuTurns ? static_cast<double>(turnsPerDevice_) : 1.0;
     if (t.timeoutSeconds)
       return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(*t.timeoutSeconds));
-    if (options_.defaultTimeout) return Clock::now() + *options_.defaultTimeout;
+                                std::chrono::duration<double>(*t.timeoutSeconds * scale));
+    if (options_.defaultTimeout)
+      return Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(*options_.defaultTimeout * scale);
     return Clock::time_point::max();
   }
 
@@ -444,6 +449,7 @@ class Run {
       }
       n.device = ids;
       p.ctx->device = ids;
+      if (n.task.isolation.gpuTurns) p.ctx->turnSharers = turnsPerDevice_;
       p.ctx->deadline = deadlineFor(n.task);
       store_.begin(n.task, n.report.memoKey);
       n.running = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -168,7 +169,8 @@ Result<json> probeJoin(const ProbeJoinRequest& request) {
 }
 
 nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
-  nlohmann::json unchecked = nlohmann::json::array(), overlaps = nlohmann::json::array();
+  nlohmann::json unchecked = nlohmann::json::array(), unverified = nlohmann::json::array(),
+                 overlaps = nlohmann::json::array();
   std::map<std::string, std::size_t> perDevice;
   std::size_t kernels = 0;
   for (const auto& p : processes) {
@@ -176,23 +178,40 @@ nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
     kernels += p.kernels.size();
     if (p.kernels.empty()) unchecked.push_back(p.collect);
   }
-  for (std::size_t a = 0; a < processes.size(); ++a) {
-    for (std::size_t b = a + 1; b < processes.size(); ++b) {
-      const ProbeProcess& first = processes[a];
-      const ProbeProcess& second = processes[b];
-      if (first.device != second.device) continue;
-      for (const auto& k : first.kernels) {
-        auto hit = std::find_if(second.kernels.begin(), second.kernels.end(), [&](const auto& o) {
-          return k.first < o.second && o.first < k.second;
-        });
-        if (hit == second.kernels.end()) continue;
-        overlaps.push_back({{"first", first.collect},
-                            {"second", second.collect},
-                            {"device", first.device},
-                            {"first_kernel", {k.first, k.second}},
-                            {"second_kernel", {hit->first, hit->second}}});
-        break;
+  for (const auto& p : processes)
+    if (perDevice[p.device] > 1 && (p.kernels.empty() || !p.tookTurn))
+      unverified.push_back(p.collect);
+  // Per device, every kernel in start order; the kernels still running when one starts are the
+  // only ones it can overlap. One overlap is reported per pair of processes.
+  struct Interval {
+    std::uint64_t start, end;
+    std::size_t process;
+  };
+  std::map<std::string, std::vector<Interval>> byDevice;
+  for (std::size_t p = 0; p < processes.size(); ++p)
+    for (const auto& [start, end] : processes[p].kernels)
+      byDevice[processes[p].device].push_back({start, end, p});
+  std::set<std::pair<std::size_t, std::size_t>> reported;
+  for (auto& [device, intervals] : byDevice) {
+    std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+      return std::tie(a.start, a.end, a.process) < std::tie(b.start, b.end, b.process);
+    });
+    std::vector<const Interval*> running;
+    for (const Interval& k : intervals) {
+      std::erase_if(running, [&](const Interval* r) { return r->end <= k.start; });
+      for (const Interval* r : running) {
+        if (r->process == k.process || k.end <= k.start) continue;
+        const auto pair = std::minmax(r->process, k.process);
+        if (!reported.insert(pair).second) continue;
+        const Interval& first = r->process == pair.first ? *r : k;
+        const Interval& second = r->process == pair.first ? k : *r;
+        overlaps.push_back({{"first", processes[pair.first].collect},
+                            {"second", processes[pair.second].collect},
+                            {"device", device},
+                            {"first_kernel", {first.start, first.end}},
+                            {"second_kernel", {second.start, second.end}}});
       }
+      running.push_back(&k);
     }
   }
   nlohmann::json shared = nlohmann::json::array();
@@ -204,6 +223,7 @@ nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
           {"shared_device", shared},
           {"kernels_checked", kernels},
           {"unchecked", unchecked},
+          {"unverified", unverified},
           {"overlaps", overlaps}};
 }
 

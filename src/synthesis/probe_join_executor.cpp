@@ -117,13 +117,14 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
       failure(runs.error().message);
       continue;
     }
+    // Every probe that ran takes part in the isolation check, also one whose join fails.
+    processes.push_back(probeProcess(collectTask, (*runs)->run));
     auto joined = probeJoin(ProbeJoinRequest{described, (*runs)->runs, (*reference)->runs});
     if (!joined) {
       failure(joined.error().message);
       continue;
     }
     json entry = std::move(*joined);
-    processes.push_back(probeProcess(collectTask, (*runs)->run));
     unit = entry.value("unit", "ns");
     entry["kind"] = probe.value("kind", "");
     entry["launches"] = (*runs)->runs.size();
@@ -145,23 +146,32 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
     ops.push_back(std::move(entry));
   }
   // Probes share a device as concurrent processes that take turns (gpu_turn.h): a probe whose
-  // kernels overlapped another's was not its own execution, so neither latency stands.
+  // kernels overlapped another's was not its own execution, so neither latency stands; nor does
+  // one on a shared device that cannot show it was alone (no turn taken or no kernel times).
   json isolation = probeIsolation(processes);
   std::map<std::string, std::string> overlapped;
+  const auto overlapError = [](const json& other) {
+    return fmt::format(
+        "its kernels overlapped those of `{}` on the same device, so the probe was not alone on "
+        "the GPU; run the query again with --concurrent-probes 1",
+        other.get<std::string>());
+  };
   for (const auto& o : isolation["overlaps"]) {
-    overlapped[o["first"]] = o["second"];
-    overlapped[o["second"]] = o["first"];
+    overlapped[o["first"]] = overlapError(o["second"]);
+    overlapped[o["second"]] = overlapError(o["first"]);
   }
+  for (const auto& u : isolation["unverified"])
+    overlapped.emplace(u.get<std::string>(),
+                       "it shared its device with other probes but took no GPU turn or recorded "
+                       "no kernel times, so it cannot show it ran alone (see the task log's "
+                       "argus-inject lines); run the query again with --concurrent-probes 1");
   json kept = json::array();
   for (auto& entry : ops) {
     const std::string collect = entry["provenance"].value("collect_task", "");
     if (auto it = overlapped.find(collect); it != overlapped.end()) {
       failed.push_back({{"op", entry.value("op", "")},
                         {"iteration", entry.value("iteration", 0)},
-                        {"error", fmt::format("its kernels overlapped those of `{}` on the same "
-                                              "device, so the probe was not alone on the GPU; "
-                                              "run the query again with --concurrent-probes 1",
-                                              it->second)}});
+                        {"error", it->second}});
     } else {
       kept.push_back(std::move(entry));
     }

@@ -180,14 +180,17 @@ TEST(ProbeJoin, IsolationFindsOverlappingKernelsOnOneDevice) {
   EXPECT_EQ(iso["kernels_checked"], 4);
   EXPECT_EQ(iso["shared_device"], nlohmann::json::array({"0"}));
   EXPECT_EQ(iso["unchecked"], nlohmann::json::array({"collect/d"}));
+  // On a shared device without kernel times or a turn: cannot show it ran alone.
+  EXPECT_EQ(iso["unverified"], nlohmann::json::array({"collect/d"}));
   EXPECT_TRUE(iso["overlaps"].empty()) << iso.dump();
 
-  processes.push_back({"collect/e", "0", true, {{350, 360}}});  // inside a's second kernel
+  processes.push_back({"collect/e", "0", true, {{350, 360}, {370, 380}}});  // inside a's second
   iso = probeIsolation(processes);
-  ASSERT_EQ(iso["overlaps"].size(), 1u) << iso.dump();
+  ASSERT_EQ(iso["overlaps"].size(), 1u) << iso.dump();  // one report per pair of processes
   EXPECT_EQ(iso["overlaps"][0]["first"], "collect/a");
   EXPECT_EQ(iso["overlaps"][0]["second"], "collect/e");
   EXPECT_EQ(iso["overlaps"][0]["first_kernel"], nlohmann::json::array({300, 400}));
+  EXPECT_EQ(iso["overlaps"][0]["second_kernel"], nlohmann::json::array({350, 360}));
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ Result<ProtonImport> importProtonTrace(const json& doc, std::string_view kernel)
   const json& events = doc["traceEvents"];
   for (size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
-    if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("pid") || !e["pid"].is_string())
+    if (!e.is_object() || !e.contains("ph") || e["ph"] != "X" || !e.contains("pid") ||
+        !e["pid"].is_string())
       continue;
     const std::string pid = e["pid"].get<std::string>();
     const size_t core = pid.rfind(" Core");
@@ -64,7 +65,7 @@ Result<ProtonImport> importProtonTrace(const json& doc, std::string_view kernel)
           fmt::format("traceEvents[{}]: process `{}`, thread `{}` are not Proton's "
                       "`<kernel> Core<sm> CTA<cta>` and `warp <w> (line <l>)`",
                       i, pid, tid));
-    const json args = e.value("args", json::object());
+    const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
     if (!args.contains("Frequency (MHz)") || !args["Frequency (MHz)"].is_number())
       return bad(
           fmt::format("traceEvents[{}]: no `Frequency (MHz)` argument, so its times "
@@ -84,8 +85,10 @@ Result<ProtonImport> importProtonTrace(const json& doc, std::string_view kernel)
     const auto cycles = [&](double us) { return static_cast<uint64_t>(std::llround(us * mhz)); };
     const uint64_t begin = cycles(e["ts"].get<double>());
     const uint64_t end = cycles(e["ts"].get<double>() + e["dur"].get<double>());
+    if (!e.contains("name") || !e["name"].is_string() || e["name"].get<std::string>().empty())
+      return bad(fmt::format("traceEvents[{}]: no scope name (`name`)", i));
     byKernel[pid.substr(0, core)].push_back(
-        Event{e.value("name", ""), *sm, *cta, *warp, begin, end, i});
+        Event{e["name"].get<std::string>(), *sm, *cta, *warp, begin, end, i});
   }
   for (const auto& [name, list] : byKernel) out.kernels.push_back(name);
   const std::string kernels = fmt::format("{}", fmt::join(out.kernels, ", "));

@@ -55,7 +55,10 @@ struct TaskContext {
   /// "taskId/outputName". Synthesis tasks read late-arriving evidence here.
   std::map<std::string, Artifact> evidence;
   std::optional<std::string> device;  ///< Set for GPU tasks: the device id the task is bound to.
-  std::filesystem::path taskDir;      ///< Private scratch directory; created on first use.
+  /// Tasks that take GPU turns (Isolation::gpuTurns): how many may share the device at once. A
+  /// run may wait for that many others' turns, so its time limits scale by it.
+  std::size_t turnSharers = 1;
+  std::filesystem::path taskDir;  ///< Private scratch directory; created on first use.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancelFlag = nullptr;
 

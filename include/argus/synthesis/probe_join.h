@@ -55,9 +55,10 @@ struct ProbeProcess {
 };
 
 /// Isolation of probes that ran as concurrent processes: no kernel of one may overlap a kernel of
-/// another on the same device. Returns {processes, shared_device: [devices with more than one
-/// probe], kernels_checked, unchecked: [collects without kernel intervals], overlaps: [{first,
-/// second, device, first_kernel: [s, e], second_kernel: [s, e]}]}.
+/// another on the same device. Returns {processes, turns_taken, shared_device: [devices with more
+/// than one probe], kernels_checked, unchecked: [collects without kernel intervals], unverified:
+/// [collects on a shared device without kernel intervals or without a turn], overlaps: [{first,
+/// second, device, first_kernel: [s, e], second_kernel: [s, e]}], one per pair of processes}.
 [[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
 
 }  // namespace argus::synthesis

@@ -5,7 +5,10 @@
 // the scope, on process "<kernel> Core<sm> CTA<cta>" and thread "warp <w> (line <l>)". Its `ts`
 // and `dur` are cycles of its cycle metric divided by the event's "Frequency (MHz)" argument (a
 // nominal frequency, 1000 MHz by default: not the SM clock), so the importer multiplies them back
-// into cycles: the occurrences are in SM cycles (TimeBase::SmClock), comparable within one SM.
+// into cycles: durations are SM cycles (TimeBase::SmClock). Begin times are Proton's, which start
+// near 0 in every CTA, so they order one warp's scopes but are not comparable across CTAs. A file
+// with several launches of the kernel is imported as one launch (Proton's names do not say which
+// launch an event belongs to).
 // Scopes that lie inside another scope of the same warp are its children (region path
 // "outer/inner"); region IDs are ptx::regionId(kernel, path), the IDs Argus gives the same scopes
 // when it reads them from the kernel's TTGIR. Proton scopes carry no iteration or role.

@@ -17,10 +17,14 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <string>
 
 namespace argus::inject {
@@ -59,7 +63,14 @@ class GpuTurn {
   std::string take(const std::string& path, int operation, Hold hold, bool wait) {
     if (hold_ == hold) return "";
     if (fd_ < 0) {
-      fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      // Read-only is enough for flock. Everyone may open the file; where the kernel forbids
+      // O_CREAT on another user's file in /tmp (fs.protected_regular), it is opened as it is.
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+      if (fd_ >= 0) {
+        (void)::fchmod(fd_, 0666);
+      } else if (errno == EACCES || errno == EPERM) {
+        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      }
       if (fd_ < 0) return "cannot open the turn file " + path + ": " + std::strerror(errno);
     }
     // A conversion is not atomic: the old hold goes first, so two converting processes cannot
@@ -80,6 +91,46 @@ class GpuTurn {
   int fd_ = -1;
   Hold hold_ = Hold::None;
 };
+
+/// Whether an ancestor of this process holds a lock on `path` (from /proc/locks). A program's
+/// child processes inherit ARGUS_GPU_TURN but not the lock (its descriptor closes on exec): a
+/// child that waited for the turn while its parent held the file, shared or exclusive, would wait
+/// for a parent that waits for it. Its GPU work runs under the ancestor's hold instead.
+inline bool ancestorHoldsLock(const std::string& path) {
+  struct stat file {};
+  if (::stat(path.c_str(), &file) != 0) return false;
+  std::set<long> holders;
+  if (std::FILE* locks = std::fopen("/proc/locks", "re")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, locks) != nullptr) {
+      // "1: FLOCK  ADVISORY  READ  1234 08:01:5678 0 EOF" (device numbers in hex)
+      char kind[16], mode[16], access[16];
+      long pid = 0;
+      unsigned devMajor = 0, devMinor = 0;
+      unsigned long long inode = 0;
+      if (std::sscanf(line, "%*d: %15s %15s %15s %ld %x:%x:%llu", kind, mode, access, &pid,
+                      &devMajor, &devMinor, &inode) == 7 &&
+          std::strcmp(kind, "FLOCK") == 0 && devMajor == major(file.st_dev) &&
+          devMinor == minor(file.st_dev) && inode == file.st_ino)
+        holders.insert(pid);
+    }
+    std::fclose(locks);
+  }
+  for (long pid = static_cast<long>(::getppid()); pid > 1;) {
+    if (holders.contains(pid)) return true;
+    // /proc/PID/stat: "PID (comm) S PPID ..."; comm may hold spaces and parentheses.
+    std::FILE* stat = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "re");
+    if (stat == nullptr) break;
+    char text[512] = {};
+    const std::size_t n = std::fread(text, 1, sizeof text - 1, stat);
+    std::fclose(stat);
+    const char* close = std::strrchr(text, ')');
+    long parent = 0;
+    if (n == 0 || close == nullptr || std::sscanf(close + 1, " %*c %ld", &parent) != 1) break;
+    pid = parent;
+  }
+  return false;
+}
 
 /// Whether a driver API entry point (by CUPTI's callback name) puts work on the GPU: launches,
 /// graph launches, copies, memsets and stream memory operations.

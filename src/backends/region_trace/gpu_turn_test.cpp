@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <filesystem>
 
 namespace argus::inject {
@@ -68,6 +70,34 @@ TEST(GpuTurn, DriverCallsThatPutWorkOnTheGpu) {
                            "cuCtxSynchronize", "cuMemFree_v2", "cuStreamCreate"})
     EXPECT_FALSE(submitsGpuWork(name)) << name;
   EXPECT_FALSE(submitsGpuWork(nullptr));
+}
+
+// A child of a process that holds the file (shared or exclusive) sees it and takes no turn of its
+// own; a child of one that holds nothing does not.
+TEST(GpuTurn, ChildrenSeeTheirAncestorsHold) {
+  const fs::path file = fs::temp_directory_path() /
+                        ("argus-gpu-turn-ancestor-" + std::to_string(::getpid()) + ".turn");
+  const auto childSees = [&] {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(ancestorHoldsLock(file) ? 0 : 1);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  {
+    GpuTurn none;
+    ASSERT_EQ(none.share(file), "");
+    none.release();  // the file exists, nobody holds it
+    EXPECT_FALSE(childSees());
+  }
+  GpuTurn parent;
+  ASSERT_EQ(parent.share(file), "");
+  EXPECT_TRUE(childSees());
+  ASSERT_EQ(parent.acquire(file), "");
+  EXPECT_TRUE(childSees());
+  EXPECT_FALSE(ancestorHoldsLock(file)) << "this process holds it; no ancestor does";
+  EXPECT_FALSE(ancestorHoldsLock("/nonexistent/x.turn"));
+  fs::remove(file);
 }
 
 }  // namespace

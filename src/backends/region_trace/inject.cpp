@@ -431,13 +431,21 @@ std::uint64_t cuptiNow() {
 }
 
 /// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
-void takeTurnBefore(CUpti_CallbackId cbid) {
+void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
   if (cbid >= gState->submitsWork.size() || !gState->submitsWork[cbid]) return;
   std::lock_guard lock(gState->turnMutex);
   if (gState->turn.held()) return;
   const std::string& name = gState->workNames[cbid];
   // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
-  // shared hold, before the wait for the turn lets it go.
+  // shared hold, before the wait for the turn lets it go. Not for a launch into a stream that is
+  // capturing a graph: synchronizing then would invalidate the capture (and the launch puts no
+  // work on the GPU yet).
+  LaunchArgs args;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (launchArgs(cbid, cb->functionParams, args) && vendor().cuStreamIsCapturing != nullptr &&
+      vendor().cuStreamIsCapturing(args.stream, &capture) == CUDA_SUCCESS &&
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return;
   vendor().cuCtxSynchronize();
   const std::uint64_t asked = cuptiNow();
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
@@ -459,11 +467,14 @@ void takeTurnBefore(CUpti_CallbackId cbid) {
 /// synchronization fails the turn stays held until the process is gone.
 void releaseTurnAtExit() {
   if (gState == nullptr || tInCallback) return;
+  // The mutex first: no other thread takes or uses the turn between the synchronization and the
+  // hand-over.
+  std::lock_guard lock(gState->turnMutex);
+  if (!gState->turn.held()) return;
   tInCallback = true;  // our own driver call: not a callback to act on
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
-  std::lock_guard lock(gState->turnMutex);
-  if (idle && gState->turn.held()) (void)gState->turn.share(gState->turnPath);
+  if (idle) (void)gState->turn.share(gState->turnPath);
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -474,7 +485,7 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (gState->turnOn) takeTurnBefore(cbid);
+        if (gState->turnOn) takeTurnBefore(cbid, cb);
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
       } else if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
@@ -629,6 +640,14 @@ int initialize() {
                      "cuptiActivityEnable (kernels)")) {
       std::atexit(flushActivity);
     }
+  }
+  if (!state->turnPath.empty() && ancestorHoldsLock(state->turnPath)) {
+    // A child of a traced process (inherited ARGUS_GPU_TURN): its GPU work runs under the
+    // ancestor's hold; waiting for the turn here would wait for a parent that waits for it.
+    if (state->verbose)
+      std::fprintf(stderr, "argus-inject: an ancestor holds %s; no turn of our own\n",
+                   state->turnPath.c_str());
+    state->turnPath.clear();
   }
   if (!state->turnPath.empty()) {
     // The context is created after this returns: its set-up runs under a shared hold.

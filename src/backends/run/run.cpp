@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -100,8 +101,17 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   if (auto intervals = kernelIntervals(traceDir / "kernels.jsonl"); !intervals.empty())
     bundle.run["kernel_intervals"] = std::move(intervals);
   if (auto turn = readFile(traceDir / "turn.json")) {
-    json parsed = json::parse(*turn, nullptr, false);
-    if (!parsed.is_discarded()) bundle.run["gpu_turn"] = std::move(parsed);
+    // One line per time the process took the turn; the first holds the wait before its GPU work.
+    std::istringstream lines(*turn);
+    json taken = json::array();
+    for (std::string line; std::getline(lines, line);) {
+      json parsed = json::parse(line, nullptr, false);
+      if (!parsed.is_discarded()) taken.push_back(std::move(parsed));
+    }
+    if (!taken.empty()) {
+      bundle.run["gpu_turn"] = taken.front();
+      bundle.run["gpu_turn"]["turns"] = taken.size();
+    }
   }
   if (!fs::exists(traceDir / "launches.jsonl"))
     return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
@@ -129,7 +139,10 @@ fs::path gpuTurnFile(const std::string& device) {
   std::error_code ec;
   fs::path dir = fs::temp_directory_path(ec);
   if (ec) dir = "/tmp";
-  return dir / fmt::format("argus-gpu{}.turn", device);
+  std::string name = device;  // an index, a UUID or a MIG id ("MIG-GPU-.../1/0")
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
+  return dir / fmt::format("argus-gpu{}.turn", name);
 }
 
 Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
@@ -155,7 +168,9 @@ Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskCon
   options.workingDirectory = spec.file.parent_path();
   auto left = std::chrono::duration_cast<std::chrono::seconds>(ctx.deadline -
                                                                std::chrono::steady_clock::now());
-  auto limit = std::chrono::seconds(static_cast<long>(run.timeoutSeconds));
+  // A run that takes GPU turns may first wait for the others sharing the device.
+  auto limit = std::chrono::seconds(static_cast<long>(
+      run.timeoutSeconds * static_cast<double>(std::max<std::size_t>(1, ctx.turnSharers))));
   options.timeout = ctx.deadline == std::chrono::steady_clock::time_point::max()
                         ? limit
                         : std::min(limit, std::max(left, std::chrono::seconds(1)));
