@@ -135,6 +135,10 @@ int runTrace(const TraceOptions& o) {
     if (!o.dir.empty())
       return reportError(
           Error{"trace", "give either a trace directory or --proton FILE, not both"});
+    if (!o.traceMap.empty())
+      return reportError(Error{"trace",
+                               "--trace-map is for trace directories; a Proton trace "
+                               "names its scopes itself"});
     return runProtonImport(o);
   }
   if (o.dir.empty())
