@@ -178,9 +178,21 @@ nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
     kernels += p.kernels.size();
     if (p.kernels.empty()) unchecked.push_back(p.collect);
   }
-  for (const auto& p : processes)
-    if (perDevice[p.device] > 1 && (p.kernels.empty() || !p.tookTurn))
-      unverified.push_back(p.collect);
+  // A process that shared its device's time with another must show it ran alone: a turn and
+  // kernel times. Processes one after another need not.
+  const auto concurrent = [](const ProbeProcess& a, const ProbeProcess& b) {
+    const bool unknown = a.lifetime.second == 0 || b.lifetime.second == 0;
+    return unknown ||
+           (a.lifetime.first < b.lifetime.second && b.lifetime.first < a.lifetime.second);
+  };
+  for (const auto& p : processes) {
+    if (!p.kernels.empty() && p.tookTurn) continue;
+    for (const auto& other : processes)
+      if (&other != &p && other.device == p.device && concurrent(p, other)) {
+        unverified.push_back(p.collect);
+        break;
+      }
+  }
   // Per device, every kernel in start order; the kernels still running when one starts are the
   // only ones it can overlap. One overlap is reported per pair of processes.
   struct Interval {

@@ -56,7 +56,10 @@ const runtime::Artifact* find(const std::map<std::string, runtime::Artifact>& ev
 }
 
 ProbeProcess probeProcess(const std::string& collect, const json& run) {
-  ProbeProcess p{collect, run.value("device", ""), run.contains("gpu_turn"), {}};
+  ProbeProcess p{collect, run.value("device", ""), run.contains("gpu_turn"), {}, {0, 0}};
+  if (const json& t = run.value("process_ns", json::array());
+      t.is_array() && t.size() == 2 && t[0].is_number_unsigned() && t[1].is_number_unsigned())
+    p.lifetime = {t[0].get<std::uint64_t>(), t[1].get<std::uint64_t>()};
   for (const auto& k : run.value("kernel_intervals", json::array()))
     if (k.is_array() && k.size() == 2 && k[0].is_number_unsigned() && k[1].is_number_unsigned())
       p.kernels.emplace_back(k[0].get<std::uint64_t>(), k[1].get<std::uint64_t>());

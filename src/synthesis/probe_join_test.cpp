@@ -180,8 +180,14 @@ TEST(ProbeJoin, IsolationFindsOverlappingKernelsOnOneDevice) {
   EXPECT_EQ(iso["kernels_checked"], 4);
   EXPECT_EQ(iso["shared_device"], nlohmann::json::array({"0"}));
   EXPECT_EQ(iso["unchecked"], nlohmann::json::array({"collect/d"}));
-  // On a shared device without kernel times or a turn: cannot show it ran alone.
+  // Ran (lifetime unknown: as if) beside others of its device without kernel times or a turn:
+  // cannot show it ran alone. One that ran after the others needs not.
   EXPECT_EQ(iso["unverified"], nlohmann::json::array({"collect/d"}));
+  std::vector<ProbeProcess> sequential = {{"collect/x", "0", true, {{1, 2}}, {100, 200}},
+                                          {"collect/y", "0", false, {}, {200, 300}}};
+  EXPECT_TRUE(probeIsolation(sequential)["unverified"].empty());
+  sequential[1].lifetime = {150, 300};
+  EXPECT_EQ(probeIsolation(sequential)["unverified"], nlohmann::json::array({"collect/y"}));
   EXPECT_TRUE(iso["overlaps"].empty()) << iso.dump();
 
   processes.push_back({"collect/e", "0", true, {{350, 360}, {370, 380}}});  // inside a's second

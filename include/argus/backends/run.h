@@ -29,7 +29,8 @@ struct BundleLaunch {
 /// Evidence of one region-trace collection: launches, the trace map, and how the run went.
 struct TraceBundle {
   nlohmann::json traceMap;  ///< argus_trace_map objects by kernel name.
-  /// {exit_code, device, command, stdout_tail, stderr_tail, injection_errors}, and when the
+  /// {exit_code, device, command, stdout_tail, stderr_tail, injection_errors, process_ns: [start,
+  /// end] of the run in ns since the epoch}, and when the
   /// library wrote them: kernel_intervals ([[start_ns, end_ns]...], CUPTI's clock) and gpu_turn
   /// (turn.json: the wait for the device's turn).
   nlohmann::json run;

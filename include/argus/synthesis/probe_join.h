@@ -52,12 +52,16 @@ struct ProbeProcess {
   std::string device;     ///< Where it ran ("" unknown).
   bool tookTurn = false;  ///< It waited for the device's turn (gpu_turn in the run record).
   std::vector<std::pair<std::uint64_t, std::uint64_t>> kernels;  ///< [start, end) ns, CUPTI clock
+  /// When the process ran, [start, end) ns since the epoch; {0, 0} unknown (taken as overlapping
+  /// every other process of its device).
+  std::pair<std::uint64_t, std::uint64_t> lifetime{0, 0};
 };
 
 /// Isolation of probes that ran as concurrent processes: no kernel of one may overlap a kernel of
 /// another on the same device. Returns {processes, turns_taken, shared_device: [devices with more
 /// than one probe], kernels_checked, unchecked: [collects without kernel intervals], unverified:
-/// [collects on a shared device without kernel intervals or without a turn], overlaps: [{first,
+/// [collects that ran at the same time as another probe of their device, without kernel
+/// intervals or without a turn], overlaps: [{first,
 /// second, device, first_kernel: [s, e], second_kernel: [s, e]}], one per pair of processes}.
 [[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
 

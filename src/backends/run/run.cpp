@@ -83,7 +83,14 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
       {"CUDA_MODULE_LOADING", "EAGER"}};
   if (ctx.task.isolation.gpuTurns && ctx.device)
     environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
+  const auto epochNs = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const auto started = epochNs();
   auto ran = runVariant(spec, ctx, *exe, std::move(environment), "region_trace");
+  const auto ended = epochNs();
   if (!ran) return std::unexpected(ran.error());
   const auto& argv = ran->argv;
   const auto& result = ran->result;
@@ -95,7 +102,8 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
                 {"command", argv},
                 {"stdout_tail", tail(result.out, 20)},
                 {"stderr_tail", tail(result.err, 20)},
-                {"injection_errors", errors}};
+                {"injection_errors", errors},
+                {"process_ns", {started, ended}}};
   // The process's kernels on the GPU's clock (CUPTI), and its wait for the device's turn: the
   // probe join checks with them that processes sharing a device never overlapped.
   if (auto intervals = kernelIntervals(traceDir / "kernels.jsonl"); !intervals.empty())
