@@ -32,6 +32,9 @@
 //                             memset to the exit handler) exclusively, so processes sharing the
 //                             device never run beside another's measured work. The wait for the
 //                             exclusive hold is written to turn.json.
+//   ARGUS_GPU_TURN_TEARDOWN=none  the context's teardown holds nothing (default: shared). For
+//                             measuring whether a teardown beside another's work changes it
+//                             (scripts/gpu/turn-teardown-experiment.sh).
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -106,6 +109,7 @@ struct State {
 
   std::string turnPath;             ///< ARGUS_GPU_TURN (set before any callback).
   std::atomic<bool> turnOn{false};  ///< Turns are taken (cleared when taking one fails).
+  bool teardownShared = true;       ///< ARGUS_GPU_TURN_TEARDOWN is not `none`.
   std::mutex turnMutex;
   GpuTurn turn;
   /// Driver entry points that put work on the GPU (gpu_turn.h), by callback id: only these get
@@ -474,7 +478,12 @@ void releaseTurnAtExit() {
   tInCallback = true;  // our own driver call: not a callback to act on
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
-  if (idle) (void)gState->turn.share(gState->turnPath);
+  if (!idle) return;
+  if (gState->teardownShared) {
+    (void)gState->turn.share(gState->turnPath);
+  } else {
+    gState->turn.release();
+  }
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -577,6 +586,8 @@ int initialize() {
   state->compact = envNumber("ARGUS_TRACE_FULL", 0) == 0;
   state->verbose = envNumber("ARGUS_TRACE_VERBOSE", 0) != 0;
   state->maxFiles = envNumber("ARGUS_TRACE_MAX_FILES", ~0ull);
+  if (const char* teardown = std::getenv("ARGUS_GPU_TURN_TEARDOWN"))
+    state->teardownShared = std::string_view(teardown) != "none";
   if (const char* turn = std::getenv("ARGUS_GPU_TURN"); turn != nullptr && *turn != '\0') {
     state->turnPath = turn;
     std::filesystem::remove(state->dir / "turn.json", ec);
