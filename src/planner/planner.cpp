@@ -534,9 +534,10 @@ Result<std::vector<TaskDescriptor>> probeBranches(const ProbeOrigin& origin,
                   InputBinding{"trace_map", v.id, "trace_map"}};
       c.outputs = {"region_trace"};
       c.requirements = {Requirement::Gpu};
-      // Each probe's GPU work alone on the device: one-GPU probes start their processes together
-      // and take the device's turn for their GPU work (gpu_turn.h); the join checks that no two
-      // probes' kernels overlapped. Multi-GPU probes hold their devices to themselves.
+      // Each probe's GPU work alone on the device: one-GPU probes may start their processes
+      // together (--concurrent-probes) and take the device's turn for their GPU work
+      // (gpu_turn.h); the join checks that no two probes' kernels overlapped. Multi-GPU probes
+      // hold their devices to themselves.
       c.isolation.gpuTurns = c.gpus == 1;
       c.isolation.exclusiveDevice = !c.isolation.gpuTurns;
       c.isolation.group = c.id;

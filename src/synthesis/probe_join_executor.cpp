@@ -148,11 +148,11 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
                            {"probe_description", description->hash}};
     ops.push_back(std::move(entry));
   }
-  // Probes share a device as concurrent processes that take turns (gpu_turn.h): a probe whose
+  // Probes may share a device as concurrent processes that take turns (gpu_turn.h): a probe whose
   // kernels overlapped another's was not its own execution, so neither latency stands; nor does
-  // one on a shared device that cannot show it was alone (no turn taken or no kernel times).
+  // one that ran beside another but cannot show it was alone (no turn taken or no kernel times).
   json isolation = probeIsolation(processes);
-  std::map<std::string, std::string> overlapped;
+  std::map<std::string, std::string> notAlone;  // collect task -> why its latency does not stand
   const auto overlapError = [](const json& other) {
     return fmt::format(
         "its kernels overlapped those of `{}` on the same device, so the probe was not alone on "
@@ -160,18 +160,18 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
         other.get<std::string>());
   };
   for (const auto& o : isolation["overlaps"]) {
-    overlapped[o["first"]] = overlapError(o["second"]);
-    overlapped[o["second"]] = overlapError(o["first"]);
+    notAlone[o["first"]] = overlapError(o["second"]);
+    notAlone[o["second"]] = overlapError(o["first"]);
   }
   for (const auto& u : isolation["unverified"])
-    overlapped.emplace(u.get<std::string>(),
-                       "it shared its device with other probes but took no GPU turn or recorded "
-                       "no kernel times, so it cannot show it ran alone (see the task log's "
-                       "argus-inject lines); run the query again with --concurrent-probes 1");
+    notAlone.emplace(u.get<std::string>(),
+                     "it ran at the same time as other probes on its device but took no GPU turn "
+                     "or recorded no kernel times, so it cannot show it ran alone (see the task "
+                     "log's argus-inject lines); run the query again with --concurrent-probes 1");
   json kept = json::array();
   for (auto& entry : ops) {
     const std::string collect = entry["provenance"].value("collect_task", "");
-    if (auto it = overlapped.find(collect); it != overlapped.end()) {
+    if (auto it = notAlone.find(collect); it != notAlone.end()) {
       failed.push_back({{"op", entry.value("op", "")},
                         {"iteration", entry.value("iteration", 0)},
                         {"error", it->second}});

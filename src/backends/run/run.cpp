@@ -40,17 +40,25 @@ std::string substituteExe(std::string word, const fs::path& exe) {
   return word;
 }
 
-/// [[start_ns, end_ns], ...] of every kernel in a kernels.jsonl (CUPTI activity), in order.
-json kernelIntervals(const fs::path& file) {
-  json out = json::array();
+/// The JSON objects of a file of JSON lines (the injection library's kernels.jsonl, turn.json),
+/// in order; lines that are not objects are skipped, a missing file gives none.
+std::vector<json> jsonObjectLines(const fs::path& file) {
+  std::vector<json> out;
   auto text = readFile(file);
   if (!text) return out;
   std::istringstream lines(*text);
   for (std::string line; std::getline(lines, line);) {
-    json k = json::parse(line, nullptr, false);
-    if (k.is_discarded() || !k.contains("start_ns") || !k.contains("end_ns")) continue;
-    out.push_back({k["start_ns"], k["end_ns"]});
+    json parsed = json::parse(line, nullptr, false);
+    if (parsed.is_object()) out.push_back(std::move(parsed));
   }
+  return out;
+}
+
+/// [[start_ns, end_ns], ...] of every kernel in a kernels.jsonl (CUPTI activity), in order.
+json kernelIntervals(const fs::path& file) {
+  json out = json::array();
+  for (const json& k : jsonObjectLines(file))
+    if (k.contains("start_ns") && k.contains("end_ns")) out.push_back({k["start_ns"], k["end_ns"]});
   return out;
 }
 
@@ -108,18 +116,10 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   // probe join checks with them that processes sharing a device never overlapped.
   if (auto intervals = kernelIntervals(traceDir / "kernels.jsonl"); !intervals.empty())
     bundle.run["kernel_intervals"] = std::move(intervals);
-  if (auto turn = readFile(traceDir / "turn.json")) {
-    // One line per time the process took the turn; the first holds the wait before its GPU work.
-    std::istringstream lines(*turn);
-    json taken = json::array();
-    for (std::string line; std::getline(lines, line);) {
-      json parsed = json::parse(line, nullptr, false);
-      if (!parsed.is_discarded()) taken.push_back(std::move(parsed));
-    }
-    if (!taken.empty()) {
-      bundle.run["gpu_turn"] = taken.front();
-      bundle.run["gpu_turn"]["turns"] = taken.size();
-    }
+  // One line per time the process took the turn; the first holds the wait before its GPU work.
+  if (const auto taken = jsonObjectLines(traceDir / "turn.json"); !taken.empty()) {
+    bundle.run["gpu_turn"] = taken.front();
+    bundle.run["gpu_turn"]["turns"] = taken.size();
   }
   if (!fs::exists(traceDir / "launches.jsonl"))
     return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
