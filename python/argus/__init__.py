@@ -18,6 +18,7 @@ carrying the engine's own message.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -91,7 +92,12 @@ def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
     if not signals:
         raise ArgusError("no signals: name at least one, e.g. signals=['duration'] "
                          "(`argus recipes` lists them)", [], -1)
-    args = ["--program", str(program), "--signals", ",".join(signals)]
+    # A workspace version id ("v5", e.g. what fork() returned) names a program version.
+    is_version = (isinstance(program, str) and re.fullmatch(r"v[0-9]+", program) is not None
+                  and not Path(program).exists())
+    if is_version and not workspace:
+        raise ArgusError(f"program {program!r} is a workspace version: give workspace= too", [], -1)
+    args = ["--version" if is_version else "--program", str(program), "--signals", ",".join(signals)]
     if kernel:
         args += ["--kernel", kernel]
     if region:
@@ -116,9 +122,11 @@ def regions(target: PathLike, *, arch: Optional[str] = None) -> dict:
 
 def plan(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
          region: Optional[str] = None, scope: Optional[str] = None,
-         ops: Optional[Sequence[str]] = None) -> dict:
-    """The plan Argus would run for a query: tasks, run partitions and why runs are separate."""
-    return _run(["plan", *_query_args(program, kernel, region, scope, signals, None, ops), "--json"])
+         ops: Optional[Sequence[str]] = None, workspace: Optional[PathLike] = None) -> dict:
+    """The plan Argus would run for a query: tasks, run partitions and why runs are separate.
+    ``program`` is a spec path, or a version id of ``workspace`` (e.g. a fork)."""
+    return _run(["plan", *_query_args(program, kernel, region, scope, signals, workspace, ops),
+                 "--json"])
 
 
 @dataclass
@@ -167,7 +175,8 @@ def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = 
           ops: Optional[Sequence[str]] = None,
           concurrent_probes: Optional[int] = None) -> Report:
     """Plan, build, run and synthesize a region query; results are kept in the workspace and a
-    repeated query reuses them. Collections that need a GPU the machine lacks are listed in
+    repeated query reuses them. ``program`` is a spec path, or a version id of ``workspace`` (what
+    ``fork`` returned: a Triton kernel is then compiled from the fork's edited .ttgir). Collections that need a GPU the machine lacks are listed in
     ``Report.not_collected`` (or raise with ``require_gpu=True``). ``ops`` names the async op
     sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``);
     ``concurrent_probes`` starts that many probe processes at once per GPU (``argus query

@@ -136,6 +136,31 @@ class TritonPlanAndQuery(unittest.TestCase):
                             signals=["duration"], workspace=ws, require_gpu=True)
             self.assertEqual(e.exception.exit_code, 2)
 
+    def test_a_fork_with_an_edited_ttgir_is_planned_from_the_edit(self):
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as ws, mock.patch.dict(os.environ, self.no_gpu):
+            argus.query(self.spec, kernel="matmul_tma_argus", region="mainloop",
+                        signals=["duration"], workspace=ws)
+            base = [v for v in argus.versions(ws) if v["kind"] == "program"][0]["id"]
+            text = (DATA / "triton" / "matmul_tma_argus.ttgir").read_text()
+            edited = text.replace("@argus begin epilogue", "@argus begin store") \
+                         .replace("@argus end epilogue", "@argus end store")
+            fork = argus.fork(base, {"matmul_tma_argus.ttgir": edited}, workspace=ws,
+                              label="epilogue renamed store")
+            p = argus.plan(fork, kernel="matmul_tma_argus", region="store", signals=["duration"],
+                           workspace=ws)
+            self.assertEqual(p["subtree"], ["store"])  # a region only the edit has
+            with self.assertRaises(argus.ArgusError) as e:
+                argus.plan(base, kernel="matmul_tma_argus", region="store", signals=["duration"],
+                           workspace=ws)
+            self.assertIn("store", e.exception.message)
+            report = argus.query(fork, kernel="matmul_tma_argus", region="store",
+                                 signals=["duration"], workspace=ws)
+            self.assertIn("ptx", {n["task"] for n in report.not_collected})
+            with self.assertRaises(argus.ArgusError) as e:
+                argus.plan(fork, kernel="matmul_tma_argus", signals=["duration"])
+            self.assertIn("workspace", e.exception.message)
+
     def test_optimize_example_shows_the_plan_and_exits_77_without_a_gpu(self):
         import subprocess
         import sys

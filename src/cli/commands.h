@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "argus/planner/planner.h"
 #include "argus/query/query.h"
 #include "argus/support/status.h"
+#include "argus/workspace/workspace.h"
 
 namespace argus::cli {
 
@@ -33,6 +35,7 @@ struct QueryOptions {
   std::string queryFile;
   std::string program, kernel, region, scope, signals, workspace, ops;
   std::string recipes;
+  std::string version;  ///< A program version of the workspace, in place of program.
 };
 /// Registers the shared query flags on a verb.
 void addQueryOptions(CLI::App& verb, QueryOptions& options);
@@ -42,6 +45,8 @@ struct PreparedQuery {
   query::Query query;
   planner::RecipeCatalog catalog;
   planner::QueryPlan plan;
+  /// --version: the workspace's program version the query runs on (checked out for it).
+  std::optional<workspace::VersionId> version{};
 };
 /// Builds the query (flags or --query FILE), loads recipes and the program's region structure,
 /// and plans it.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/planner/planner.h"
+#include "argus/program/checkout.h"
 #include "argus/program/program.h"
 #include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
@@ -98,7 +99,32 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
 
 }  // namespace
 
-Result<PreparedQuery> prepareQuery(const QueryOptions& o) {
+Result<PreparedQuery> prepareQuery(const QueryOptions& options) {
+  QueryOptions o = options;
+  std::optional<workspace::VersionId> version;
+  if (!o.version.empty()) {
+    // A program version of the workspace (an optimizer's fork): its files are checked out into
+    // the workspace and the query runs on the spec there.
+    if (!o.program.empty() || !o.queryFile.empty())
+      return fail("query", "--version names the program; give it without --program or --query");
+    if (o.workspace.empty())
+      return fail("query", fmt::format("--version {} needs --workspace, the workspace that holds "
+                                       "it",
+                                       o.version));
+    auto ref = workspace::parseObjectRef(o.version);
+    if (!ref ||
+        (ref->kind != workspace::ObjectKind::version && ref->kind != workspace::ObjectKind::any))
+      return fail("query", fmt::format("--version `{}`: give a program version id like v3 "
+                                       "(`argus ws list` shows them)",
+                                       o.version));
+    auto ws = workspace::Workspace::open(o.workspace);
+    if (!ws) return std::unexpected(ws.error());
+    version = workspace::VersionId(ref->value);
+    auto spec =
+        program::checkoutVersion(*ws, *version, ws->directory() / "checkouts" / version->text());
+    if (!spec) return std::unexpected(spec.error());
+    o.program = spec->string();
+  }
   auto q = buildQuery(o);
   if (!q) return std::unexpected(q.error());
   auto catalog =
@@ -109,7 +135,7 @@ Result<PreparedQuery> prepareQuery(const QueryOptions& o) {
   if (!context) return std::unexpected(context.error());
   auto plan = planner::planQuery(*q, *catalog, *context);
   if (!plan) return std::unexpected(plan.error());
-  return PreparedQuery{std::move(*q), std::move(*catalog), std::move(*plan)};
+  return PreparedQuery{std::move(*q), std::move(*catalog), std::move(*plan), version};
 }
 
 void addQueryOptions(CLI::App& verb, QueryOptions& o) {
@@ -117,6 +143,10 @@ void addQueryOptions(CLI::App& verb, QueryOptions& o) {
                   "Query as a JSON file (fields program, kernel, "
                   "region, scope, signals, workspace, ops)");
   verb.add_option("--program", o.program, "Program spec (argus.yaml), .cu or .ptx");
+  verb.add_option("--version", o.version,
+                  "A program version of --workspace instead of --program: an optimizer's fork "
+                  "(`argus ws fork v1 --file kernel.ttgir=EDITED`), checked out into the "
+                  "workspace; a Triton kernel is compiled from the fork's .ttgir");
   verb.add_option("--kernel", o.kernel, "Kernel name (default: the only kernel)");
   verb.add_option("--region", o.region, "Region path (main/body) or ID; covers its subtree");
   verb.add_option("--scope", o.scope,

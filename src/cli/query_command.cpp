@@ -279,7 +279,8 @@ int runQuery(const QueryCommandOptions& o) {
     if (reasons.contains(t.id))
       notCollected.push_back({{"task", t.id}, {"reason", rootReason(reasons, t.id)}});
 
-  auto baseVersion = programVersion(*ws, *spec, prepared->plan.programVersion);
+  auto baseVersion = prepared->version ? Result<workspace::VersionId>(*prepared->version)
+                                       : programVersion(*ws, *spec, prepared->plan.programVersion);
   if (!baseVersion) return reportError(baseVersion.error());
 
   runtime::installInterruptHandler();

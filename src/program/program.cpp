@@ -162,6 +162,17 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
                     "with the kernels to measure). List the other .cu files under "
                     "`host_sources`: they are compiled unchanged, their device code included",
                     sources->size())));
+  if (triton) {
+    const auto irs = std::count_if(sources->begin(), sources->end(), [](const fs::path& f) {
+      return f.extension() == ".ttgir" || f.extension() == ".ttir";
+    });
+    if (irs > 1)
+      return std::unexpected(specError(
+          file, "sources",
+          fmt::format("lists {} Triton IR files (.ttgir/.ttir); a listed IR is the one the kernel "
+                      "is compiled from, so list one",
+                      irs)));
+  }
   spec.sources = std::move(*sources);
   // A Triton program's content is its script (plus any listed sources).
   if (triton) spec.sources.insert(spec.sources.begin(), spec.script);

@@ -187,6 +187,59 @@ TEST_F(SpecTest, TritonPlanningRegionsComeFromTheSpecOrItsTtgir) {
     for (const auto& r : f.regions)
       found = found || (f.function == "matmul_tma_argus" && r.path == "mainloop/iteration");
   EXPECT_TRUE(found);
+  // It is also the IR the kernel is compiled from.
+  ASSERT_TRUE(tritonKernelIr(*withTtgir));
+  EXPECT_EQ(tritonKernelIr(*withTtgir)->filename(), "kernel.ttgir");
+  EXPECT_FALSE(tritonKernelIr(*none));
+
+  // Two IR files: which one the kernel is compiled from would be a guess.
+  ASSERT_TRUE(writeFile(dir_ / "other.ttgir", *ttgir));
+  auto two =
+      load("name: t\nlanguage: triton\nscript: run.py\nsources: [kernel.ttgir, other.ttgir]\n");
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("lists 2 Triton IR files"), std::string::npos)
+      << two.error().text();
+}
+
+TEST_F(SpecTest, TritonVariantWrapperOverridesTheEditedIrToo) {
+  ASSERT_TRUE(writeFile(dir_ / "run.py", "print('PASS')\n"));
+  auto spec = load("name: t\nlanguage: triton\nscript: run.py\n");
+  ASSERT_TRUE(spec) << spec.error().text();
+  TritonKernelDump dump;
+  dump.kernel = "k";
+  dump.sourceHash = "HASH";
+  auto plain = writeTritonVariant(*spec, dump, "// ptx\n", dir_ / "plain");
+  ASSERT_TRUE(plain) << plain.error().text();
+  auto plainText = readFile(*plain);
+  ASSERT_TRUE(plainText);
+  EXPECT_NE(plainText->find("$dir/HASH/k.ptx"), std::string::npos);
+  EXPECT_EQ(plainText->find("k.ttgir"), std::string::npos);
+  EXPECT_NE(plainText->find(std::string("PYTHONPATH='") + ARGUS_PYTHON_DIR), std::string::npos)
+      << *plainText;
+
+  dump.irStage = "ttgir";
+  dump.ir = "module { // edited\n}";
+  auto edited = writeTritonVariant(*spec, dump, "// ptx\n", dir_ / "edited");
+  ASSERT_TRUE(edited) << edited.error().text();
+  auto text = readFile(*edited);
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("cat > \"$dir/HASH/k.ttgir\" <<'ARGUS_IR_END'\nmodule { // edited\n}\n"
+                       "ARGUS_IR_END\n"),
+            std::string::npos)
+      << *text;
+  // The wrapper is a shell script that writes both files: run it with a stand-in interpreter
+  // that lists the override folder instead of running Python.
+  spec->python = "sh";
+  ASSERT_TRUE(writeFile(dir_ / "run.py", "find \"$TRITON_OVERRIDE_DIR\" -type f | sort\n"));
+  auto listing = writeTritonVariant(*spec, dump, "// ptx\n", dir_ / "listing");
+  ASSERT_TRUE(listing);
+  auto ran = runProcess(
+      {listing->string()},
+      {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(20), .environment = {}});
+  ASSERT_TRUE(ran) << ran.error().text();
+  EXPECT_EQ(ran->exitCode, 0) << ran->err;
+  EXPECT_NE(ran->out.find("/HASH/k.ptx"), std::string::npos) << ran->out;
+  EXPECT_NE(ran->out.find("/HASH/k.ttgir"), std::string::npos) << ran->out;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "argus/program/triton.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,11 +25,36 @@ std::string shellQuote(const std::string& s) {
   return out + "'";
 }
 
+/// PYTHONPATH for the script's runs: Argus's own package first, so a kernel can import the
+/// marker helper (`argus.triton`) wherever its files are (a version checked out of a workspace).
+std::string pythonPath(const ProgramSpec& spec) {
+  std::string path = ARGUS_PYTHON_DIR;
+  if (auto it = spec.run.environment.find("PYTHONPATH"); it != spec.run.environment.end()) {
+    if (!it->second.empty()) path += ":" + it->second;
+  } else if (const char* inherited = std::getenv("PYTHONPATH"); inherited && *inherited) {
+    path += std::string(":") + inherited;
+  }
+  return path;
+}
+
 }  // namespace
 
-Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec, const std::string& kernel,
-                                          const fs::path& workDir) {
-  const fs::path dumpDir = workDir / "dump";
+namespace {
+
+/// One run of the script with Triton's dump knobs (and `extraEnv`) into `dumpDir`: the one
+/// compiled `kernel`'s PTX file, and what the script printed.
+struct DumpRun {
+  fs::path kernelPtx;
+  std::string output;
+};
+
+std::string outputTail(const std::string& text) {
+  return text.size() > 2000 ? "..." + text.substr(text.size() - 2000) : text;
+}
+
+Result<DumpRun> runDump(const ProgramSpec& spec, const std::string& kernel, const fs::path& dumpDir,
+                        const std::vector<std::pair<std::string, std::string>>& extraEnv,
+                        std::string_view what) {
   std::error_code ec;
   fs::remove_all(dumpDir, ec);
   fs::create_directories(dumpDir, ec);
@@ -38,24 +65,23 @@ Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec, const std::st
   env.emplace_back("TRITON_KERNEL_DUMP", "1");
   env.emplace_back("TRITON_DUMP_DIR", dumpDir.string());
   env.emplace_back("TRITON_ALWAYS_COMPILE", "1");
+  env.emplace_back("PYTHONPATH", pythonPath(spec));
+  env.insert(env.end(), extraEnv.begin(), extraEnv.end());
   auto run =
       runProcess({spec.python, spec.script.string()},
                  {.workingDirectory = spec.file.parent_path(),
                   .timeout = std::chrono::seconds(static_cast<long>(spec.run.timeoutSeconds)),
                   .environment = env});
   if (!run) return std::unexpected(run.error());
-  auto tail = [](const std::string& text) {
-    return text.size() > 2000 ? "..." + text.substr(text.size() - 2000) : text;
-  };
   if (spec.run.skipExitCode >= 0 && run->exitCode == spec.run.skipExitCode)
     return fail("triton", fmt::format("`{} {}` says it cannot run here (exit {}): Triton compiles "
                                       "at launch, so getting the kernel's PTX needs a GPU\n{}",
                                       spec.python, spec.script.filename().string(), run->exitCode,
-                                      tail(run->out + run->err)));
+                                      outputTail(run->out + run->err)));
   if (run->exitCode != spec.run.successExitCode)
     return fail("triton",
-                fmt::format("the dump run `{} {}` failed (exit {}):\n{}", spec.python,
-                            spec.script.string(), run->exitCode, tail(run->out + run->err)));
+                fmt::format("the {} `{} {}` failed (exit {}):\n{}", what, spec.python,
+                            spec.script.string(), run->exitCode, outputTail(run->out + run->err)));
   std::vector<fs::path> hits;
   std::vector<std::string> compiled;
   for (const auto& dir : fs::directory_iterator(dumpDir, ec)) {
@@ -83,14 +109,72 @@ Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec, const std::st
                                       "launch one configuration (e.g. no autotuning)",
                                       kernel, hits.size(), fmt::join(hashes, ", ")));
   }
+  return DumpRun{hits.front(), run->out + run->err};
+}
+
+}  // namespace
+
+std::optional<fs::path> tritonKernelIr(const ProgramSpec& spec) {
+  if (spec.language != "triton") return std::nullopt;
+  for (const auto& source : spec.sources)
+    if (source.extension() == ".ttgir" || source.extension() == ".ttir") return source;
+  return std::nullopt;
+}
+
+Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec, const std::string& kernel,
+                                          const fs::path& workDir) {
+  auto first = runDump(spec, kernel, workDir / "dump", {}, "dump run");
+  if (!first) return std::unexpected(first.error());
   TritonKernelDump dump;
   dump.kernel = kernel;
-  dump.sourceHash = hits.front().parent_path().filename().string();
-  auto ptx = readFile(hits.front());
+  dump.sourceHash = first->kernelPtx.parent_path().filename().string();
+  fs::path ptxFile = first->kernelPtx;
+  if (const auto ir = tritonKernelIr(spec)) {
+    // The kernel's IR comes from the spec (an optimizer's edit): Triton compiles the later
+    // stages from it when it sits in the override folder under the source hash of the first run.
+    auto text = readFile(*ir);
+    if (!text) return std::unexpected(text.error());
+    dump.irStage = ir->extension().string().substr(1);
+    dump.ir = std::move(*text);
+    const fs::path overrideDir = workDir / "override";
+    std::error_code ec;
+    fs::remove_all(overrideDir, ec);
+    fs::create_directories(overrideDir / dump.sourceHash, ec);
+    const fs::path placed = overrideDir / dump.sourceHash / (kernel + "." + dump.irStage);
+    if (auto ok = writeFile(placed, dump.ir); !ok) return std::unexpected(ok.error());
+    auto second =
+        runDump(spec, kernel, workDir / "dump-from-ir",
+                {{"TRITON_KERNEL_OVERRIDE", "1"}, {"TRITON_OVERRIDE_DIR", overrideDir.string()}},
+                fmt::format("run that compiles from {}", ir->filename().string()));
+    if (!second) return std::unexpected(second.error());
+    // Triton says so when it takes a stage from the override folder; without that line the
+    // PTX would be the script's own kernel, not the edited one.
+    const std::string said = "Overriding kernel with file ";
+    const size_t at = second->output.find(said);
+    const std::string line = at == std::string::npos
+                                 ? ""
+                                 : second->output.substr(at, second->output.find('\n', at) - at);
+    if (line.find(dump.sourceHash + "/" + kernel + "." + dump.irStage) == std::string::npos)
+      return fail("triton",
+                  fmt::format("{}: Triton did not compile kernel `{}` from it (no \"Overriding "
+                              "kernel with file {}\" in the script's output); is it the {} of "
+                              "this kernel, dumped by this Triton?\n{}",
+                              ir->string(), kernel, placed.string(), dump.irStage,
+                              outputTail(second->output)));
+    if (second->kernelPtx.parent_path().filename() != dump.sourceHash)
+      return fail("triton", fmt::format("internal: the run from {} compiled kernel `{}` under "
+                                        "source hash {}, the dump run under {}",
+                                        ir->string(), kernel,
+                                        second->kernelPtx.parent_path().filename().string(),
+                                        dump.sourceHash));
+    ptxFile = second->kernelPtx;
+  }
+  auto ptx = readFile(ptxFile);
   if (!ptx) return std::unexpected(ptx.error());
   dump.ptx = std::move(*ptx);
-  fs::path ttgir = hits.front();
+  fs::path ttgir = ptxFile;
   ttgir.replace_extension(".ttgir");
+  std::error_code ec;
   if (fs::exists(ttgir, ec))
     if (auto text = readFile(ttgir)) dump.ttgir = std::move(*text);
   return dump;
@@ -103,6 +187,16 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
   if (ec) return fail("triton", fmt::format("cannot create {}: {}", outDir.string(), ec.message()));
   if (ptx.find("\nARGUS_PTX_END\n") != std::string::npos)
     return fail("triton", "internal: the PTX contains the wrapper's here-document delimiter");
+  // A kernel compiled from an edited IR: the IR is overridden too, so that the metadata Triton
+  // derives from the stages before PTX (shared memory size, ...) is the edited kernel's.
+  std::string irOverride;
+  if (!dump.ir.empty()) {
+    if (dump.ir.find("\nARGUS_IR_END\n") != std::string::npos)
+      return fail("triton", "internal: the IR contains the wrapper's here-document delimiter");
+    irOverride =
+        fmt::format("cat > \"$dir/{}/{}.{}\" <<'ARGUS_IR_END'\n{}{}ARGUS_IR_END\n", dump.sourceHash,
+                    dump.kernel, dump.irStage, dump.ir, dump.ir.ends_with("\n") ? "" : "\n");
+  }
   const fs::path wrapper = outDir / spec.name;
   const std::string text = fmt::format(
       "#!/bin/sh\n"
@@ -114,13 +208,15 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
       "mkdir -p \"$dir/{3}\"\n"
       "cat > \"$dir/{3}/{1}.ptx\" <<'ARGUS_PTX_END'\n"
       "{4}{5}ARGUS_PTX_END\n"
+      "{9}"
       "cd {6}\n"
       "set +e\n"
-      "TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=\"$dir\" TRITON_ALWAYS_COMPILE=1 {7} {8} "
-      "\"$@\"\n",
+      "PYTHONPATH={10}${{PYTHONPATH:+:$PYTHONPATH}} TRITON_KERNEL_OVERRIDE=1 "
+      "TRITON_OVERRIDE_DIR=\"$dir\" TRITON_ALWAYS_COMPILE=1 {7} {8} \"$@\"\n",
       spec.name, dump.kernel, spec.script.filename().string(), dump.sourceHash, ptx,
       ptx.ends_with("\n") ? "" : "\n", shellQuote(spec.file.parent_path().string()),
-      shellQuote(spec.python), shellQuote(spec.script.string()));
+      shellQuote(spec.python), shellQuote(spec.script.string()), irOverride,
+      shellQuote(ARGUS_PYTHON_DIR));
   if (auto ok = writeFile(wrapper, text); !ok) return std::unexpected(ok.error());
   fs::permissions(wrapper, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add, ec);
@@ -131,11 +227,10 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
 }
 
 Result<std::vector<ptx::FunctionRegions>> tritonPlanningRegions(const ProgramSpec& spec) {
-  for (const auto& source : spec.sources) {
-    if (source.extension() != ".ttgir" && source.extension() != ".ttir") continue;
-    auto text = readFile(source);
+  if (const auto ir = tritonKernelIr(spec)) {
+    auto text = readFile(*ir);
     if (!text) return std::unexpected(text.error());
-    return ttgir::analyzeRegions(*text, source.filename().string());
+    return ttgir::analyzeRegions(*text, ir->filename().string());
   }
   std::vector<ptx::FunctionRegions> functions;
   for (const auto& kernel : spec.kernels) {

@@ -6,12 +6,15 @@
 //    cubin) of every compiled kernel under <dir>/<source hash>/<kernel>.<stage>;
 //  - override: TRITON_KERNEL_OVERRIDE=1 with TRITON_OVERRIDE_DIR makes Triton use
 //    <dir>/<source hash>/<kernel>.ptx instead of the PTX it generates, then run ptxas on it as
-//    usual. The source hash names the Python source, constants and options, not Triton's own
+//    usual. The same works for the IR stages: <dir>/<source hash>/<kernel>.ttgir makes Triton
+//    compile the later stages from that TTGIR (Triton prints "Overriding kernel with file ...").
+//    The source hash names the Python source, constants and options, not Triton's own
 //    build, so a dump from one run overrides the next run of the same script.
 // TRITON_ALWAYS_COMPILE=1 keeps Triton's cache from hiding either step.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +30,24 @@ struct TritonKernelDump {
   std::string sourceHash;  ///< The dump's directory name: the override key.
   std::string ptx;
   std::string ttgir;  ///< Empty when the stage was not dumped.
+  /// Set when the spec lists the kernel's IR (tritonKernelIr): its stage (`ttgir` or `ttir`)
+  /// and text. The kernel was compiled from it, and variants override it too.
+  std::string irStage;
+  std::string ir;
 };
 
+/// The Triton IR file (`.ttgir` or `.ttir`) a Triton spec lists in `sources`, if any: the kernel
+/// is compiled from it instead of from the script's Python source (an optimizer's edited TTGIR;
+/// `argus ws fork --file kernel.ttgir=EDITED`). It also gives the regions Argus plans with.
+[[nodiscard]] std::optional<std::filesystem::path> tritonKernelIr(const ProgramSpec& spec);
+
 /// Runs the spec's script once with Triton's dump knobs in `workDir`/dump and returns `kernel`'s
-/// stages. Errors: the script failed or exited with the skip code (no GPU), the kernel was not
-/// compiled (lists the kernels that were), or it was compiled for several sources/configurations
-/// (lists the source hashes: narrow the script to one). [not thread-safe per workDir]
+/// stages. When the spec lists the kernel's IR (tritonKernelIr), a second run compiles the
+/// kernel from it through the override knobs (under the first run's source hash) and its stages
+/// are returned; it fails unless Triton says it took the file. Errors: the script failed or exited
+/// with the skip code (no GPU), the kernel was not compiled (lists the kernels that were), or it
+/// was compiled for several sources/configurations (lists the source hashes: narrow the script to
+/// one). [not thread-safe per workDir]
 [[nodiscard]] Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec,
                                                         const std::string& kernel,
                                                         const std::filesystem::path& workDir);

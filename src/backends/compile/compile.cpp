@@ -157,10 +157,14 @@ Result<TaskOutputs> runTritonDump(const CompileContext& context, TaskContext& ct
   }
   ctx.log += fmt::format("triton_dump: kernel {} (override key {}): {} bytes of PTX, {} of TTGIR\n",
                          kernel, dump->sourceHash, dump->ptx.size(), dump->ttgir.size());
+  if (!dump->ir.empty())
+    ctx.log += fmt::format("triton_dump: compiled from the spec's {} ({} bytes)\n", dump->irStage,
+                           dump->ir.size());
+  nlohmann::json info{{"kernel", dump->kernel}, {"source_hash", dump->sourceHash}};
+  // Variants override the IR too (program::writeTritonVariant).
+  if (!dump->ir.empty()) info["ir"] = {{"stage", dump->irStage}, {"text", dump->ir}};
   TaskOutputs out;
-  out.artifacts.emplace("triton_dump",
-                        Artifact::fromData(runtime::canonicalJson(nlohmann::json{
-                            {"kernel", dump->kernel}, {"source_hash", dump->sourceHash}})));
+  out.artifacts.emplace("triton_dump", Artifact::fromData(runtime::canonicalJson(info)));
   out.artifacts.emplace("ptx", Artifact::fromData(std::move(dump->ptx)));
   out.artifacts.emplace("ttgir", Artifact::fromData(std::move(dump->ttgir)));
   return out;
@@ -185,6 +189,14 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
   program::TritonKernelDump dump;
   dump.kernel = info["kernel"].get<std::string>();
   dump.sourceHash = info["source_hash"].get<std::string>();
+  if (info.contains("ir")) {
+    const auto& ir = info["ir"];
+    if (!ir.is_object() || !ir.contains("stage") || !ir.contains("text"))
+      return std::unexpected(
+          taskError(ctx, kName, "input `triton_dump`: `ir` is not {stage, text} JSON"));
+    dump.irStage = ir["stage"].get<std::string>();
+    dump.ir = ir["text"].get<std::string>();
+  }
   auto wrapper = program::writeTritonVariant(spec, dump, ptx, ctx.taskDir);
   if (!wrapper) return std::unexpected(wrapper.error());
   ctx.log += fmt::format("build_variant: Triton override wrapper {} for kernel {} (key {})\n",

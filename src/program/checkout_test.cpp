@@ -1,0 +1,137 @@
+#include "argus/program/checkout.h"
+
+#include <gtest/gtest.h>
+
+#include "argus/program/program.h"
+#include "argus/program/triton.h"
+#include "argus/support/process.h"
+
+namespace argus::program {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Checkout : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = makeTempDir("argus-checkout-test");
+    ASSERT_TRUE(dir);
+    dir_ = *dir;
+    auto ws = workspace::Workspace::open(dir_ / ".argus", {.syncBlobs = false});
+    ASSERT_TRUE(ws) << ws.error().text();
+    ws_.emplace(std::move(*ws));
+    // The TTGIR Triton 3.6 made for examples/triton_matmul (tests/data/triton/
+    // make_argus_marker_fixture.py).
+    auto ttgir = readFile(fs::path(ARGUS_EXAMPLES_DIR) / ".." / "tests" / "data" / "triton" /
+                          "matmul_tma_argus.ttgir");
+    ASSERT_TRUE(ttgir) << ttgir.error().text();
+    ttgir_ = *ttgir;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// A root version like `argus query --program` makes for a Triton spec.
+  workspace::VersionId tritonRoot() {
+    auto id = ws_->addVersion(
+        {.kind = workspace::VersionKind::program,
+         .label = "t",
+         .files = {{"argus.yaml", "program_spec",
+                    "name: t\nlanguage: triton\nscript: launch/run.py\nsources: [src/kernel.py]\n"
+                    "kernels:\n  - name: matmul_tma_argus\n    regions:\n      - path: mainloop\n"},
+                   {"run.py", "python_source", "print('PASS')\n"},
+                   {"kernel.py", "python_source", "# kernel\n"}}});
+    EXPECT_TRUE(id) << id.error().text();
+    return *id;
+  }
+
+  fs::path dir_;
+  std::optional<workspace::Workspace> ws_;
+  std::string ttgir_;
+};
+
+TEST_F(Checkout, ForkWithEditedTtgirCompilesFromIt) {
+  const auto root = tritonRoot();
+  // The optimizer's edit: the epilogue region renamed `store`.
+  std::string edited = ttgir_;
+  for (const std::string what : {"begin", "end"}) {
+    const std::string from = "@argus " + what + " epilogue";
+    const size_t at = edited.find(from);
+    ASSERT_NE(at, std::string::npos);
+    edited.replace(at, from.size(), "@argus " + what + " store");
+  }
+  auto fork = ws_->addVersion({.kind = workspace::VersionKind::program,
+                               .base = root,
+                               .transform = "fork",
+                               .files = {{"kernel.ttgir", "ttgir", edited}}});
+  ASSERT_TRUE(fork) << fork.error().text();
+
+  auto specPath = checkoutVersion(*ws_, *fork, dir_ / "co");
+  ASSERT_TRUE(specPath) << specPath.error().text();
+  EXPECT_EQ(*specPath, dir_ / "co" / "argus.yaml");
+  auto spec = loadProgramSpec(*specPath);
+  ASSERT_TRUE(spec) << spec.error().text();
+  EXPECT_EQ(spec->script.filename(), "run.py");
+  ASSERT_TRUE(tritonKernelIr(*spec));
+  EXPECT_EQ(*tritonKernelIr(*spec), fs::weakly_canonical(dir_ / "co" / "kernel.ttgir"));
+  auto regions = tritonPlanningRegions(*spec);
+  ASSERT_TRUE(regions) << regions.error().text();
+  std::vector<std::string> paths;
+  for (const auto& f : *regions)
+    for (const auto& r : f.regions) paths.push_back(r.path);
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "store"), paths.end());
+  EXPECT_EQ(std::find(paths.begin(), paths.end(), "epilogue"), paths.end());
+  // The checkout's content differs from the root's, so its measurements are its own.
+  auto rootSpec = checkoutVersion(*ws_, root, dir_ / "root");
+  ASSERT_TRUE(rootSpec) << rootSpec.error().text();
+  auto rootLoaded = loadProgramSpec(*rootSpec);
+  ASSERT_TRUE(rootLoaded) << rootLoaded.error().text();
+  EXPECT_FALSE(tritonKernelIr(*rootLoaded));
+  EXPECT_NE(*tritonProgramVersion(*rootLoaded), *tritonProgramVersion(*spec));
+
+  // Checking out again replaces the folder's contents.
+  ASSERT_TRUE(writeFile(dir_ / "co" / "stale.txt", "x"));
+  ASSERT_TRUE(checkoutVersion(*ws_, *fork, dir_ / "co"));
+  EXPECT_FALSE(fs::exists(dir_ / "co" / "stale.txt"));
+}
+
+TEST_F(Checkout, SaysWhatIsWrong) {
+  const auto root = tritonRoot();
+  auto two =
+      ws_->addVersion({.kind = workspace::VersionKind::program,
+                       .base = root,
+                       .transform = "fork",
+                       .files = {{"a.ttgir", "ttgir", ttgir_}, {"b.ttgir", "ttgir", ttgir_}}});
+  ASSERT_TRUE(two);
+  auto twoIrs = checkoutVersion(*ws_, *two, dir_ / "two");
+  ASSERT_FALSE(twoIrs);
+  EXPECT_NE(twoIrs.error().message.find("holds 2 Triton IR files (a.ttgir, b.ttgir)"),
+            std::string::npos)
+      << twoIrs.error().text();
+
+  auto noSpec = ws_->addVersion(
+      {.kind = workspace::VersionKind::program, .files = {{"kernel.cu", "cuda_source", "//"}}});
+  ASSERT_TRUE(noSpec);
+  auto none = checkoutVersion(*ws_, *noSpec, dir_ / "none");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("holds no program spec"), std::string::npos);
+
+  auto variant = ws_->addVersion(
+      {.kind = workspace::VersionKind::variant, .base = root, .transform = "trace"});
+  ASSERT_TRUE(variant);
+  auto notProgram = checkoutVersion(*ws_, *variant, dir_ / "variant");
+  ASSERT_FALSE(notProgram);
+  EXPECT_NE(notProgram.error().message.find("not a program version"), std::string::npos);
+
+  auto missing =
+      ws_->addVersion({.kind = workspace::VersionKind::program,
+                       .files = {{"argus.yaml", "program_spec",
+                                  "name: c\nsources: [gone.cu]\nrun: {command: [x]}\n"}}});
+  ASSERT_TRUE(missing);
+  auto gone = checkoutVersion(*ws_, *missing, dir_ / "gone");
+  ASSERT_FALSE(gone);
+  EXPECT_NE(gone.error().message.find("names gone.cu, which the version does not hold"),
+            std::string::npos)
+      << gone.error().text();
+}
+
+}  // namespace
+}  // namespace argus::program
