@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (carry .debs): the Triton GPU tests in one call of under ten minutes:
+# argus_triton_fork_gpu (a program version compiled from an edited TTGIR) and
+# argus_triton_probe_latency_gpu (TMA probes on the Triton matmul; about 20 s per probe process).
+# Builds only the argus binary and the injection library; logs under $OUT.
+set -uo pipefail
+out="${OUT:-/tmp/argus-out}"
+mkdir -p "$out"
+start=$(date +%s)
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+echo "built in $(($(date +%s) - start)) s"
+for t in argus_triton_fork_gpu:220 argus_triton_probe_latency_gpu:${PROBE_TEST_S:-300}; do
+  name=${t%%:*}
+  (cd "$B" && timeout "${t##*:}" ctest -R "^$name\$" --output-on-failure >"$out/$name.log" 2>&1)
+  echo "== $name: exit $? ($(($(date +%s) - start)) s)"
+  grep -E "^(ok|FAIL|SKIP)|checks? (passed|failed)|Passed|Failed|argus .* failed|Error|error" \
+    "$out/$name.log" | head -40
+done
