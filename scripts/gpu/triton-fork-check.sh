@@ -11,7 +11,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
 B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
 echo "built in $(($(date +%s) - start)) s"
-for t in argus_triton_fork_gpu:220 argus_triton_probe_latency_gpu:${PROBE_TEST_S:-300}; do
+# $TESTS picks (name:seconds ...).
+for t in ${TESTS:-argus_triton_fork_gpu:220 argus_triton_probe_latency_gpu:300}; do
   name=${t%%:*}
   (cd "$B" && timeout "${t##*:}" ctest -R "^$name\$" --output-on-failure >"$out/$name.log" 2>&1)
   echo "== $name: exit $? ($(($(date +%s) - start)) s)"

@@ -146,11 +146,31 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
       continue;
     }
     // The dynamic instances: occurrences of the owning region per iteration in the reference.
+    // A site that follows its loop trip's iteration region (Triton's pipelined loads, in the
+    // owner but after `mainloop/iteration` ends) has one instance per occurrence of that region:
+    // insert_forced_wait says which region it takes the iteration from.
     std::vector<int64_t> iterations;
     std::map<int64_t, uint64_t> seen;
     if (reference) {
-      if (auto it = reference->byRegion.find(site.regions.front()); it != reference->byRegion.end())
-        seen = it->second;
+      auto occurrences = [&](const std::string& path) {
+        auto it = reference->byRegion.find(path);
+        return it == reference->byRegion.end() ? std::map<int64_t, uint64_t>{} : it->second;
+      };
+      seen = occurrences(site.regions.front());
+      std::string counted = site.regions.front();
+      if (seen.empty()) {
+        auto trip = tryProbe(*module, site.kernel, site, 0, "");
+        if (!trip && usesBarrier(site))
+          trip = tryProbe(*module, site.kernel, site, 0, "wait_after_last");
+        if (!trip) {  // e.g. a prologue load before the loop: no iteration to select it by
+          skip("insert_forced_wait refuses it: " + trip.error().message);
+          continue;
+        }
+        if (trip->value("iteration_source", "") == "loop_trip") {
+          counted = (*trip)["iteration_region"].value("path", "");
+          seen = occurrences(counted);
+        }
+      }
       json perIteration = json::object();
       for (const auto& [i, n] : seen) perIteration[std::to_string(i)] = n;
       instances[site.opId] = perIteration;
@@ -158,7 +178,7 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
         skip(
             fmt::format("the reference run recorded no occurrence of `{}` with an iteration "
                         "coordinate (is it inside an ARGUS_REGION_ITER loop?)",
-                        site.regions.front()));
+                        counted));
         continue;
       }
       if (requested) {

@@ -238,5 +238,40 @@ TEST(CpAsyncDiscovery, PrologueSitesOutsideTheIterationLoopAreRefusedWithTheReas
         << n.dump();
 }
 
+// Triton's pipeliner issues the K loop's TMA loads in `mainloop` after `mainloop/iteration` has
+// ended (tests/data/ptx/triton_matmul_tma_argus.ptx, Triton 3.6 for examples/triton_matmul): they
+// take the loop trip's iteration, so their instances are the iteration region's occurrences.
+TEST(TritonDiscovery, LoadsAfterTheIterationRegionCountItsOccurrences) {
+  const std::string ptx = readFixture("triton_matmul_tma_argus.ptx");
+  ASSERT_FALSE(ptx.empty());
+  const json maps = traceMapOf(ptx, "matmul_tma_argus");
+  ProbeDiscoveryInput in;
+  in.ptx = ptx;
+  in.programVersion = "v1";
+  in.kernel = "matmul_tma_argus";
+  in.region = "mainloop";
+  in.scope = *query::parseScope("iter=0|3");
+  in.referenceBundle =
+      referenceBundle(maps, "matmul_tma_argus", {"mainloop/iteration"}, 2, 4, 0, 8);
+  auto found = discoverProbes(in);
+  ASSERT_TRUE(found) << found.error().text();
+  std::map<std::string, std::vector<int64_t>> loads;
+  for (const auto& p : found->opSites["probes"])
+    if (p["kind"] == "tma_load") loads[p["op"]].push_back(p["iteration"].get<int64_t>());
+  // The two loads in the loop (PTX lines 567 and 577), in iterations 0 and 3.
+  ASSERT_EQ(loads.size(), 2u) << found->opSites.dump(1);
+  for (const auto& [op, its] : loads) EXPECT_EQ(its, (std::vector<int64_t>{0, 3})) << op;
+  // The four prologue loads before the loop cannot be selected by an iteration; the pass says so.
+  size_t prologue = 0;
+  for (const auto& n : found->opSites["not_probed"]) {
+    if (n["kind"] != "tma_load") continue;
+    ++prologue;
+    EXPECT_NE(n["reason"].get<std::string>().find("insert_forced_wait refuses it"),
+              std::string::npos)
+        << n.dump();
+  }
+  EXPECT_EQ(prologue, 4u);
+}
+
 }  // namespace
 }  // namespace argus::backends
