@@ -211,8 +211,12 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
       "{9}"
       "cd {6}\n"
       "set +e\n"
-      "PYTHONPATH={10}${{PYTHONPATH:+:$PYTHONPATH}} TRITON_KERNEL_OVERRIDE=1 "
-      "TRITON_OVERRIDE_DIR=\"$dir\" TRITON_ALWAYS_COMPILE=1 {7} {8} \"$@\"\n",
+      "# Triton's notice of the substitution names this run's temporary folder; it is dropped so\n"
+      "# that the output is the program's own and equal between runs of equal results.\n"
+      "{{ PYTHONPATH={10}${{PYTHONPATH:+:$PYTHONPATH}} TRITON_KERNEL_OVERRIDE=1 "
+      "TRITON_OVERRIDE_DIR=\"$dir\" TRITON_ALWAYS_COMPILE=1 {7} {8} \"$@\"; "
+      "echo $? > \"$dir/status\"; }} | sed '/^Overriding kernel with file /d'\n"
+      "exit \"$(cat \"$dir/status\")\"\n",
       spec.name, dump.kernel, spec.script.filename().string(), dump.sourceHash, ptx,
       ptx.ends_with("\n") ? "" : "\n", shellQuote(spec.file.parent_path().string()),
       shellQuote(spec.python), shellQuote(spec.script.string()), irOverride,
