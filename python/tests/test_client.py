@@ -113,10 +113,11 @@ class TritonPlanAndQuery(unittest.TestCase):
         ids = {r["path"]: r["id"] for r in ttgir["kernels"][0]["regions"]}
         self.assertEqual(p["region_id"], ids["mainloop"])  # the same ID as in the TTGIR
 
-    def test_signals_that_need_the_cubin_are_refused(self):
-        with self.assertRaises(argus.ArgusError) as e:
-            argus.plan(self.spec, kernel="matmul_tma_argus", signals=["inst_mix"])
-        self.assertIn("Triton", e.exception.message)
+    def test_painted_signals_build_argus_own_cubin(self):
+        p = argus.plan(self.spec, kernel="matmul_tma_argus", signals=["inst_mix"])
+        builds = [t for t in p["plan"]["tasks"] if t["executor"] == "build_variant"]
+        self.assertTrue(builds)
+        self.assertIn("cubin", builds[0]["outputs"])
 
     def test_query_without_a_gpu_says_the_dump_needs_one(self):
         from unittest import mock

@@ -115,14 +115,6 @@ class Builder {
       synth.config["partial_branches"] = true;
       collectionsIsolated_.push_back(recipe.name);
     } else if (recipe.kind == RecipeKind::Collect) {
-      if (triton_ && paintsPcs(recipe.transforms))
-        return fail("planner",
-                    fmt::format("recipe `{}` measures a PTX-painted variant through its cubin's "
-                                "line table; Triton builds a Triton program's variants itself "
-                                "(kernel override) and does not hand Argus the cubin yet, so its "
-                                "signals are not available for Triton programs; ask for "
-                                "duration, occurrences or op_latency",
-                                recipe.name));
       const std::string variant = variantKey(recipe, query_.scope);
       const std::string build = buildVariant(recipe, variant);
       pendingCollections_.push_back(PendingCollection{&recipe, variant, build, synthId});

@@ -181,7 +181,8 @@ Result<TritonKernelDump> dumpTritonKernel(const ProgramSpec& spec, const std::st
 }
 
 Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelDump& dump,
-                                    const std::string& ptx, const fs::path& outDir) {
+                                    const std::string& ptx, const fs::path& outDir,
+                                    const std::string& cubinBase64) {
   std::error_code ec;
   fs::create_directories(outDir, ec);
   if (ec) return fail("triton", fmt::format("cannot create {}: {}", outDir.string(), ec.message()));
@@ -189,13 +190,21 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
     return fail("triton", "internal: the PTX contains the wrapper's here-document delimiter");
   // A kernel compiled from an edited IR: the IR is overridden too, so that the metadata Triton
   // derives from the stages before PTX (shared memory size, ...) is the edited kernel's.
-  std::string irOverride;
+  std::string overrideFiles;
   if (!dump.ir.empty()) {
     if (dump.ir.find("\nARGUS_IR_END\n") != std::string::npos)
       return fail("triton", "internal: the IR contains the wrapper's here-document delimiter");
-    irOverride =
+    overrideFiles =
         fmt::format("cat > \"$dir/{}/{}.{}\" <<'ARGUS_IR_END'\n{}{}ARGUS_IR_END\n", dump.sourceHash,
                     dump.kernel, dump.irStage, dump.ir, dump.ir.ends_with("\n") ? "" : "\n");
+  }
+  if (!cubinBase64.empty()) {
+    if (cubinBase64.find("ARGUS_CUBIN_END") != std::string::npos)
+      return fail("triton", "internal: the cubin's base64 holds the wrapper's delimiter");
+    overrideFiles += fmt::format(
+        "base64 -d > \"$dir/{}/{}.cubin\" <<'ARGUS_CUBIN_END'\n{}{}"
+        "ARGUS_CUBIN_END\n",
+        dump.sourceHash, dump.kernel, cubinBase64, cubinBase64.ends_with("\n") ? "" : "\n");
   }
   const fs::path wrapper = outDir / spec.name;
   const std::string text = fmt::format(
@@ -219,7 +228,7 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
       "exit \"$(cat \"$dir/status\")\"\n",
       spec.name, dump.kernel, spec.script.filename().string(), dump.sourceHash, ptx,
       ptx.ends_with("\n") ? "" : "\n", shellQuote(spec.file.parent_path().string()),
-      shellQuote(spec.python), shellQuote(spec.script.string()), irOverride,
+      shellQuote(spec.python), shellQuote(spec.script.string()), overrideFiles,
       shellQuote(ARGUS_PYTHON_DIR));
   if (auto ok = writeFile(wrapper, text); !ok) return std::unexpected(ok.error());
   fs::permissions(wrapper, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,

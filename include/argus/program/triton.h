@@ -54,11 +54,14 @@ struct TritonKernelDump {
 
 /// Writes a variant: `outDir`/<name> is an executable wrapper that runs the spec's script with
 /// `ptx` substituted for the dumped kernel's PTX through Triton's override knobs (the PTX is
-/// embedded, so the wrapper works wherever it is copied). Returns the wrapper's path.
+/// embedded, so the wrapper works wherever it is copied). With `cubinBase64` (a cubin Argus
+/// assembled from `ptx`, base64-encoded) Triton's cubin is overridden by it too, so the cubin
+/// that runs is Argus's own. Returns the wrapper's path.
 [[nodiscard]] Result<std::filesystem::path> writeTritonVariant(const ProgramSpec& spec,
                                                                const TritonKernelDump& dump,
                                                                const std::string& ptx,
-                                                               const std::filesystem::path& outDir);
+                                                               const std::filesystem::path& outDir,
+                                                               const std::string& cubinBase64 = {});
 
 /// The region tree Argus plans a Triton program's queries with, before any GPU run compiles the
 /// kernel: from a `.ttgir`/`.ttir` file listed in `sources` when there is one, else from the

@@ -1,6 +1,9 @@
 #include "argus/backends/compile.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +14,7 @@
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/query/scope.h"
+#include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
 namespace argus::backends {
@@ -197,7 +201,34 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
     dump.irStage = ir["stage"].get<std::string>();
     dump.ir = ir["text"].get<std::string>();
   }
-  auto wrapper = program::writeTritonVariant(spec, dump, ptx, ctx.taskDir);
+  // A variant whose collections join per-PC evidence with its cubin's map (a painted one) is
+  // assembled here, and the wrapper overrides Triton's cubin with it: the cubin that runs is then
+  // the one the map is read from (the collectors check that it is).
+  std::optional<fs::path> cubin;
+  std::string cubinBase64;
+  if (std::ranges::find(ctx.task.outputs, "cubin") != ctx.task.outputs.end()) {
+    static const std::regex target(R"(^\s*\.target\s+(sm_[0-9]+a?))", std::regex::multiline);
+    std::smatch m;
+    if (!std::regex_search(ptx, m, target))
+      return std::unexpected(taskError(ctx, kName, "the Triton PTX has no `.target sm_NN` line"));
+    std::error_code ec;
+    fs::create_directories(ctx.taskDir, ec);
+    auto assembled = sass::assemblePtx(ptx, m[1].str(), ctx.taskDir, dump.kernel, true);
+    if (!assembled) return std::unexpected(assembled.error());
+    auto encoded = runProcess(
+        {"base64", "-w", "76", assembled->string()},
+        {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(60), .environment = {}});
+    if (!encoded) return std::unexpected(encoded.error());
+    if (encoded->exitCode != 0)
+      return std::unexpected(taskError(ctx, kName, "base64 failed: " + encoded->err));
+    cubin = *assembled;
+    cubinBase64 = std::move(encoded->out);
+    ctx.log += fmt::format(
+        "build_variant: ptxas -arch={} -lineinfo assembled {} for the cubin "
+        "override\n",
+        m[1].str(), assembled->string());
+  }
+  auto wrapper = program::writeTritonVariant(spec, dump, ptx, ctx.taskDir, cubinBase64);
   if (!wrapper) return std::unexpected(wrapper.error());
   ctx.log += fmt::format("build_variant: Triton override wrapper {} for kernel {} (key {})\n",
                          wrapper->string(), dump.kernel, dump.sourceHash);
@@ -205,6 +236,11 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
   if (!executable) return std::unexpected(executable.error());
   TaskOutputs out;
   out.artifacts.emplace("executable", std::move(*executable));
+  if (cubin) {
+    auto artifact = Artifact::fromFile(*cubin);
+    if (!artifact) return std::unexpected(artifact.error());
+    out.artifacts.emplace("cubin", std::move(*artifact));
+  }
   return out;
 }
 

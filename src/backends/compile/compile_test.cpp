@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "argus/program/program.h"
 #include "argus/runtime/plan.h"
 #include "argus/runtime/result_store.h"
 #include "argus/runtime/scheduler.h"
@@ -193,6 +194,86 @@ TEST_F(CompileExecutors, OutputsAreWhatTheyClaim) {
   ASSERT_FALSE(map.is_discarded());
   EXPECT_FALSE(map.empty()) << map.dump();
   EXPECT_FALSE(seen.contains("variant/clean/trace_map"));  // nothing traces, none declared
+}
+
+// A painted Triton variant (one whose task declares a cubin): Argus assembles the variant's PTX
+// itself and the wrapper overrides Triton's cubin with it, so that the cubin that runs is the one
+// the PC map is read from. Real Triton PTX (tests/data/ptx/triton_matmul_tma_argus.ptx, Triton
+// 3.6 for examples/triton_matmul), painted by paint_ptx; the script is a stand-in that prints
+// the override folder's cubin checksum instead of running Python.
+TEST(TritonBuild, PaintedVariantOverridesTheCubinWithArgussOwn) {
+  if (auto ptxas = findTool("ptxas"); !ptxas) GTEST_SKIP() << ptxas.error().text();
+  auto dir = makeTempDir("argus-triton-build");
+  ASSERT_TRUE(dir);
+  ASSERT_TRUE(
+      writeFile(*dir / "run.py", "cksum < \"$TRITON_OVERRIDE_DIR/HASH/matmul_tma_argus.cubin\"\n"));
+  ASSERT_TRUE(writeFile(*dir / "argus.yaml", "name: t\nlanguage: triton\nscript: run.py\n"));
+  auto spec = program::loadProgramSpec(*dir / "argus.yaml");
+  ASSERT_TRUE(spec) << spec.error().text();
+  spec->python = "sh";
+  runtime::ExecutorRegistry registry;
+  CompileContext context;
+  context.target = spec->file;
+  context.spec = *spec;
+  ASSERT_TRUE(registerCompileExecutors(registry, context));
+  auto ptx = readFile(fs::path(ARGUS_EXAMPLES_DIR) / ".." / "tests" / "data" / "ptx" /
+                      "triton_matmul_tma_argus.ptx");
+  ASSERT_TRUE(ptx);
+  // Stands in for the triton_dump task (a GPU run): its PTX and override key.
+  ASSERT_TRUE(registry.add({"fixture_dump", "test: a Triton dump from fixtures",
+                            std::make_shared<runtime::FunctionExecutor>(
+                                [&](runtime::TaskContext&) -> Result<runtime::TaskOutputs> {
+                                  runtime::TaskOutputs out;
+                                  out.artifacts.emplace("ptx", runtime::Artifact::fromData(*ptx));
+                                  out.artifacts.emplace(
+                                      "triton_dump",
+                                      runtime::Artifact::fromData(
+                                          R"({"kernel":"matmul_tma_argus","source_hash":"HASH"})"));
+                                  return out;
+                                })}));
+  runtime::Plan plan;
+  TaskDescriptor dump;
+  dump.id = "ptx";
+  dump.executor = "fixture_dump";
+  dump.outputs = {"ptx", "triton_dump"};
+  ASSERT_TRUE(plan.add(dump));
+  TaskDescriptor paint = variantTask("paint", {"paint_ptx"});
+  paint.config["kernel"] = "matmul_tma_argus";
+  paint.outputs = {"ptx", "paint_map"};
+  ASSERT_TRUE(plan.add(paint));
+  TaskDescriptor build = buildTask("paint");
+  build.inputs.push_back(InputBinding{"triton_dump", "ptx", "triton_dump"});
+  build.outputs = {"executable", "cubin"};
+  ASSERT_TRUE(plan.add(build));
+  runtime::MemoryResultStore store;
+  runtime::Scheduler scheduler(registry, store, twoThreads());
+  auto report = scheduler.run(plan);
+  ASSERT_TRUE(report) << report.error().text();
+  ASSERT_TRUE(report->ok()) << report->toText();
+
+  auto built = store.lookup(report->find("build/paint")->memoKey);
+  ASSERT_TRUE(built);
+  ASSERT_TRUE(built->artifacts.contains("cubin"));
+  auto cubin = built->artifacts.at("cubin").read();
+  ASSERT_TRUE(cubin);
+  EXPECT_TRUE(
+      cubin->starts_with("\x7f"
+                         "ELF"));
+  const fs::path cubinFile = *dir / "built.cubin";
+  const fs::path wrapper = *dir / "wrapper";
+  ASSERT_TRUE(writeFile(cubinFile, *cubin));
+  auto wrapperText = built->artifacts.at("executable").read();
+  ASSERT_TRUE(wrapperText);
+  EXPECT_NE(wrapperText->find("base64 -d > \"$dir/HASH/matmul_tma_argus.cubin\""),
+            std::string::npos);
+  ASSERT_TRUE(writeFile(wrapper, *wrapperText));
+  fs::permissions(wrapper, fs::perms::owner_exec, fs::perm_options::add);
+  auto ran = runProcess({wrapper.string()});
+  auto expected = runProcess({"sh", "-c", "cksum < \"$0\"", cubinFile.string()});
+  ASSERT_TRUE(ran && expected);
+  EXPECT_EQ(ran->exitCode, 0) << ran->err;
+  EXPECT_EQ(ran->out, expected->out);  // the cubin Triton would load is Argus's, byte for byte
+  fs::remove_all(*dir);
 }
 
 TEST_F(CompileExecutors, BuildNeedsASpec) {
