@@ -5,6 +5,17 @@
            computed at the begin marker, so the end marker is timer read -> stores
   early16  early, and one 16-byte store (begin and end low 32 bits, meta, iteration) instead of two
   early8   early, and one 8-byte store (begin and end low 32 bits) only
+  split    the record's halves written at the markers that know them, from registers nothing
+           overwrites soon: the begin marker reserves the slot (leader, slot clamp, sequence
+           number, counter advanced) and stores {begin, meta, iteration}; the end marker stores
+           {end, CTA, sequence<<8|warp} through an address it computes itself. (SASS showed why
+           the current two end-marker stores cost: ptxas makes the next write of a stored
+           register -- the loop counter stored as the iteration, the begin timestamp at the next
+           begin -- wait on the store's register-read barrier, on every occurrence.) The halves
+           are in a different order than the decoder's, so the trace is for timing only.
+  deferred the end marker keeps its record in registers and the next begin marker (or the
+           kernel's exit) stores it, so that nothing overwrites the stored registers right after
+           the stores (the register-read barrier wait of the current stores).
 A `+wb` suffix (e.g. early8+wb) also drops the stores' `.cs` (streaming) cache hint. Each kernel
 of the file is edited alike. The seed kernels have one region and no nesting, so the record counter
 at a begin marker is the counter at its end marker; the edits are for this measurement, not a
@@ -25,6 +36,10 @@ def edit_kernel(lines, variant):
         return lines
     if variant == 'full':
         return lines
+    if variant == 'split':
+        return split_stores(lines)
+    if variant == 'deferred':
+        return deferred_stores(lines)
     # The end marker's leader / slot / sequence computations move to the begin marker.
     movable = ('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st', 'min.u32 %argus_t1',
                'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2', 'or.b32 %argus_t2')
@@ -47,6 +62,76 @@ def edit_kernel(lines, variant):
         return lines
     lines[st[0]:st[1] + 1] = low + [one]
     return lines
+
+
+def split_stores(lines):
+    """The `split` variant of one kernel (see the module's docstring)."""
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line, '\t.reg .b64 %argus_a<2>;', '\t.reg .b32 %argus_s0;',
+                    '\t.reg .b32 %argus_q0;', '\t.reg .b32 %argus_h<4>;']
+            continue
+        if t.startswith('mov.u64 %argus_b0, %globaltimer'):
+            out += [line,
+                    '\tactivemask.b32 %argus_t0;',
+                    '\telect.sync _|%argus_lead, %argus_t0;',
+                    '\tand.pred %argus_st, %argus_on, %argus_lead;',
+                    '\tmin.u32 %argus_s0, %argus_cnt, %argus_last;',
+                    '\tmov.u32 %argus_q0, %argus_cnt;',
+                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;',
+                    '\tmad.wide.u32 %argus_a0, %argus_s0, 32, %argus_base;',
+                    '\tmov.b64 {%argus_h0, %argus_h1}, %argus_b0;',
+                    '\t@%argus_st st.global.cs.v4.u32 [%argus_a0], '
+                    '{%argus_h0, %argus_h1, %argus_m0, %argus_i0};']
+            continue
+        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
+                         'or.b32 %argus_t2', '@%argus_st st.global', '@%argus_on add.u32')):
+            if t.startswith('@%argus_st st.global.cs.v2.u64'):
+                out += ['\tmad.wide.u32 %argus_a1, %argus_s0, 32, %argus_base;',
+                        '\tshl.b32 %argus_t2, %argus_q0, 8;',
+                        '\tor.b32 %argus_t2, %argus_t2, %argus_warp;',
+                        '\tmov.b64 {%argus_h2, %argus_h3}, %argus_now;',
+                        '\t@%argus_st st.global.cs.v4.u32 [%argus_a1+16], '
+                        '{%argus_h2, %argus_h3, %argus_cta, %argus_t2};']
+            continue
+        out.append(line)
+    return out
+
+
+def deferred_stores(lines):
+    """The `deferred` variant of one kernel (see the module's docstring)."""
+    flush = ['\t@%argus_pp st.global.cs.v2.u64 [%argus_pa], {%argus_pb, %argus_pe};',
+             '\t@%argus_pp st.global.cs.v4.u32 [%argus_pa+16], '
+             '{%argus_pm, %argus_cta, %argus_pi, %argus_pt};',
+             '\tsetp.ne.u32 %argus_pp, 0, 0;']
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line, '\t.reg .b64 %argus_pa;', '\t.reg .b64 %argus_pb;', '\t.reg .b64 %argus_pe;',
+                    '\t.reg .b32 %argus_pm;', '\t.reg .b32 %argus_pi;', '\t.reg .b32 %argus_pt;',
+                    '\t.reg .pred %argus_pp;']
+            continue
+        if t.startswith('mov.u32 %argus_cap, 0'):
+            out += ['\tsetp.ne.u32 %argus_pp, 0, 0;', line]
+            continue
+        if t.startswith('mov.u64 %argus_b0, %globaltimer'):
+            out += [line] + flush
+            continue
+        if t.startswith('@%argus_st st.global.cs.v2.u64'):
+            out += ['\tmov.u64 %argus_pa, %argus_addr;', '\tmov.u64 %argus_pb, %argus_b0;',
+                    '\tmov.u64 %argus_pe, %argus_now;', '\tmov.b32 %argus_pm, %argus_m0;',
+                    '\tmov.b32 %argus_pi, %argus_i0;', '\tmov.b32 %argus_pt, %argus_t2;',
+                    '\tmov.pred %argus_pp, %argus_st;']
+            continue
+        if t.startswith('@%argus_st st.global.cs.v4.u32'):
+            continue
+        if t == 'ret;':
+            out += flush
+        out.append(line)
+    return out
 
 
 def main():

@@ -2,8 +2,11 @@
 # Runs ON the GPU machine (carry .debs): issue 5's record-layout experiment. Builds the seed
 # kernel's trace_free and full_trace variants, then PTX edits of the full trace
 # (bench/trace_overhead/record_layout_edits.py: no stores, end-marker work moved to the begin
-# marker, one 16-byte or one 8-byte store, with or without the streaming cache hint; $VARIANTS
-# picks them, $KERNELS picks compute|memory|both), and measures each against trace_free like
+# marker, one 16-byte or one 8-byte store, with or without the streaming cache hint, the halves
+# stored at the markers that know them (split), the end marker's stores deferred to the next
+# begin (deferred); $VARIANTS picks them, $KERNELS picks compute|memory|both), prints how many
+# stores make a later instruction wait for their register reads (bench/trace_overhead/
+# sass_waits.py, no GPU needed), and measures each against trace_free like
 # bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
 # launches after 20 warm-ups), two alternating rounds.
 set -uo pipefail
@@ -23,6 +26,9 @@ for v in $variants; do
   python3 bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx "$v" > "$w/$v.ptx" &&
     "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
     { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
+  for k in seed_compute seed_memory; do
+    echo "$v $k: $(python3 bench/trace_overhead/sass_waits.py "$w/$v/seed_kernel.cubin" $k | tail -1)"
+  done
 done
 run() {  # run DIR EXE: the trace folder DIR and the harness's lines in DIR.jsonl
   CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$1" ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 \

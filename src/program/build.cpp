@@ -684,8 +684,14 @@ Result<std::vector<DryrunLine>> parseDryrun(std::string_view text) {
 }
 
 Result<BuildResult> buildWithPtx(const ProgramSpec& spec, std::string_view ptx,
-                                 const fs::path& outDir, const BuildOptions& options) {
+                                 const fs::path& outDirGiven, const BuildOptions& options) {
   std::error_code ec;
+  // The steps run in a temporary directory, so a relative output directory (`argus build -o
+  // out`) is taken relative to where Argus was started.
+  const fs::path outDir = fs::absolute(outDirGiven, ec);
+  if (ec)
+    return fail("build",
+                fmt::format("cannot resolve `{}`: {}", outDirGiven.string(), ec.message()));
   fs::create_directories(outDir, ec);
   if (ec)
     return fail("build", fmt::format("cannot create `{}`: {}", outDir.string(), ec.message()));
