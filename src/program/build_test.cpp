@@ -360,6 +360,59 @@ TEST_F(VariantBuild, DeviceFrontEndIsReusedAndThePtxStillSubstituted) {
   EXPECT_FALSE(hasCachedFrontEnd(*third));
 }
 
+/// The bytes of `binary`'s .nv_fatbin section (objcopy), where the fatbins of its device code are.
+std::string fatbinSection(const fs::path& binary, const fs::path& out) {
+  auto run = runProcess(
+      {"objcopy", "-O", "binary", "--only-section=.nv_fatbin", binary.string(), out.string()});
+  EXPECT_TRUE(run && run->exitCode == 0) << (run ? run->err : run.error().text());
+  auto bytes = readFile(out);
+  EXPECT_TRUE(bytes);
+  return bytes ? *bytes : std::string();
+}
+
+// The stub's host compile is the same for every variant once the fatbin's bytes are taken out
+// of it: it runs once, later variants assemble only their fatbin and join it to the cached stub.
+// The executable carries exactly the fatbin nvcc's own step would have embedded.
+TEST_F(VariantBuild, HostStubIsCompiledOnceAndEachVariantEmbedsItsOwnFatbin) {
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(*ptx, match, add));
+  std::string modified = *ptx;
+  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
+                   match[1].str() + "12345;");
+  auto stubStep = [](const BuildResult& r, std::string_view name) {
+    return std::ranges::any_of(r.steps, [&](const BuildStep& s) { return s.name == name; });
+  };
+  std::string uncachedFatbin;
+  {
+    const ScopedEnv off("ARGUS_BUILD_CACHE", "off");
+    auto plain = buildWithPtx(spec_, modified, root_ / "plain");
+    ASSERT_TRUE(plain) << plain.error().text();
+    EXPECT_FALSE(stubStep(*plain, "gcc (stub)"));  // nvcc's own step, fatbin embedded
+    uncachedFatbin = fatbinSection(plain->executable, root_ / "plain.fatbin");
+  }
+  const ScopedEnv cache("ARGUS_BUILD_CACHE", (root_ / "cache").string());
+  auto first = buildWithPtx(spec_, *ptx, root_ / "a");
+  ASSERT_TRUE(first) << first.error().text();
+  EXPECT_TRUE(stubStep(*first, "gcc (stub)")) << first->log();
+  auto second = buildWithPtx(spec_, modified, root_ / "b");
+  ASSERT_TRUE(second) << second.error().text();
+  EXPECT_TRUE(stubStep(*second, "gcc (stub, cached)")) << second->log();
+  EXPECT_TRUE(stubStep(*second, "ld -r (stub + fatbin data)")) << second->log();
+  EXPECT_EQ(sass(second->executable), sass(second->cubin));
+  EXPECT_NE(sass(second->executable).find("0x3039"), std::string::npos);
+  EXPECT_EQ(sass(first->executable).find("0x3039"), std::string::npos);
+  EXPECT_FALSE(uncachedFatbin.empty());
+  EXPECT_EQ(fatbinSection(second->executable, root_ / "b.fatbin"), uncachedFatbin);
+}
+
+TEST(SplitFatbinData, RefusesTextItDoesNotKnow) {
+  EXPECT_FALSE(splitFatbinData(""));
+  EXPECT_FALSE(splitFatbinData("asm(\n\".section .other\\n\"\n\".text\\n\");\n"));
+}
+
 // A cache over its size limit drops its least recently used entries, never the one just stored.
 TEST_F(VariantBuild, BuildCacheStaysUnderItsLimit) {
   const fs::path cacheDir = root_ / "small-cache";

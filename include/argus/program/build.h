@@ -78,6 +78,18 @@ struct DryrunLine {
   std::vector<std::string> words;  ///< Commands: shell words (quotes removed, $VARs kept).
 };
 
+/// nvcc's embedded fatbin file (`fatbinary --embedded-fatbin`: the fatbin as an `asm` block of
+/// `.quad`s, a declaration of `fatbinData` and the registration wrapper pointing at it) without
+/// the data: the asm block is removed and the wrapper points at an external
+/// `__argus_fatbin_data[]` (fatbinDataAssembly defines it). The result is the same for every
+/// variant of a device source, so its host compile is done once. Nothing when the text is not in
+/// that form.
+[[nodiscard]] std::optional<std::string> splitFatbinData(std::string_view embedded);
+
+/// Assembly that defines `__argus_fatbin_data` in section .nv_fatbin with the bytes of `fatbin`
+/// (what nvcc's asm block held), for `gcc -c`.
+[[nodiscard]] std::string fatbinDataAssembly(const std::filesystem::path& fatbin);
+
 /// Parses the stderr of `nvcc -dryrun`: lines starting with `#$ ` (others are ignored, e.g.
 /// warnings). `NAME=value` lines are assignments (value = rest of the line, as nvcc sets it);
 /// the rest are commands. Errors on unbalanced quotes.
