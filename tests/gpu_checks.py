@@ -16,6 +16,14 @@ def require_gpu():
         sys.exit(77)
 
 
+def require_torch_triton():
+    """Exits 77 (skip) when torch and triton are not importable by this interpreter."""
+    if subprocess.run([sys.executable, "-c", "import torch, triton"],
+                      capture_output=True).returncode:
+        print("SKIP: torch and triton are not importable")
+        sys.exit(77)
+
+
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
     if not ok:

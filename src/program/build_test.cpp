@@ -75,6 +75,19 @@ TEST(Dryrun, ShellWords) {
 
 // --- Building (needs nvcc and cuobjdump, no GPU) -------------------------------------------------
 
+/// tma_gemm's PTX with the B tile's shared-memory offset (8192 = 64x64 halves after the A tile)
+/// made 12345 (0x3039 in the SASS): a variant whose machine code differs in a way one can look
+/// for. Unchanged when the offset is not found.
+std::string withOffset12345(const std::string& ptx) {
+  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
+  std::smatch match;
+  if (!std::regex_search(ptx, match, add)) return ptx;
+  std::string modified = ptx;
+  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
+                   match[1].str() + "12345;");
+  return modified;
+}
+
 class VariantBuild : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -153,13 +166,8 @@ TEST_F(VariantBuild, UnmodifiedPtxBuildsTheSameSassAsNvcc) {
 TEST_F(VariantBuild, ModifiedPtxIsWhatPtxasCompiles) {
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
-  // The B tile's shared-memory offset (8192 = 64x64 halves after the A tile): make it 12345.
-  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(*ptx, match, add)) << "no `add.s32 ..., 8192` in the PTX";
-  std::string modified = *ptx;
-  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
-                   match[1].str() + "12345;");
+  const std::string modified = withOffset12345(*ptx);
+  ASSERT_NE(modified, *ptx) << "no `add.s32 ..., 8192` in the PTX";
 
   auto original = buildWithPtx(spec_, *ptx, root_ / "original");
   ASSERT_TRUE(original) << original.error().text();
@@ -327,13 +335,8 @@ TEST_F(VariantBuild, DeviceFrontEndIsReusedAndThePtxStillSubstituted) {
   EXPECT_FALSE(hasCachedFrontEnd(*first));
   EXPECT_NE(first->log().find("cicc"), std::string::npos);
 
-  // The shared-memory offset 8192 becomes 12345 (0x3039), as in ModifiedPtxIsWhatPtxasCompiles.
-  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(*ptx, match, add));
-  std::string modified = *ptx;
-  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
-                   match[1].str() + "12345;");
+  const std::string modified = withOffset12345(*ptx);
+  ASSERT_NE(modified, *ptx) << "no `add.s32 ..., 8192` in the PTX";
   auto second = buildWithPtx(spec_, modified, root_ / "b");
   ASSERT_TRUE(second) << second.error().text();
   EXPECT_TRUE(hasCachedFrontEnd(*second));
@@ -376,12 +379,8 @@ std::string fatbinSection(const fs::path& binary, const fs::path& out) {
 TEST_F(VariantBuild, HostStubIsCompiledOnceAndEachVariantEmbedsItsOwnFatbin) {
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
-  static const std::regex add(R"((add\.s32\s+%r\d+, %r\d+, )8192;)");
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(*ptx, match, add));
-  std::string modified = *ptx;
-  modified.replace(static_cast<size_t>(match.position(0)), static_cast<size_t>(match.length(0)),
-                   match[1].str() + "12345;");
+  const std::string modified = withOffset12345(*ptx);
+  ASSERT_NE(modified, *ptx) << "no `add.s32 ..., 8192` in the PTX";
   auto stubStep = [](const BuildResult& r, std::string_view name) {
     return std::ranges::any_of(r.steps, [&](const BuildStep& s) { return s.name == name; });
   };

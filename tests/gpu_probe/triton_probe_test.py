@@ -15,13 +15,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpu_checks import argus_query, check, failures, require_gpu  # noqa: E402
+from gpu_checks import argus_query, check, failures, require_gpu, require_torch_triton  # noqa: E402,E501
 
 argus, source = sys.argv[1], sys.argv[2]
 require_gpu()
-if subprocess.run([sys.executable, "-c", "import torch, triton"], capture_output=True).returncode:
-    print("SKIP: torch and triton are not importable")
-    sys.exit(77)
+require_torch_triton()
 
 # Only the TMA loads are probed (each Triton probe process takes about 20 s): their op IDs, stable
 # across compiles of the same kernel, come from the fixture Triton 3.6 made of this kernel.

@@ -17,13 +17,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpu_checks import argus_query, check, failures, require_gpu  # noqa: E402
+from gpu_checks import argus_query, check, failures, require_gpu, require_torch_triton  # noqa: E402,E501
 
 argus, source = sys.argv[1], sys.argv[2]
 require_gpu()
-if subprocess.run([sys.executable, "-c", "import torch, triton"], capture_output=True).returncode:
-    print("SKIP: torch and triton are not importable")
-    sys.exit(77)
+require_torch_triton()
 spec = f"{source}/examples/triton_matmul/argus.yaml"
 kernel = "matmul_tma_argus"
 
