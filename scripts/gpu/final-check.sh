@@ -11,10 +11,10 @@ since() { echo "$(($(date +%s) - start)) s"; }
 export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
 timeout 200 scripts/gpu/device-build.sh > "$out/build.log" 2>&1
 echo "build: exit $? ($(since))"; grep -E "error" "$out/build.log" | head -5
-(cd /tmp/argus-build && timeout 200 ctest -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1)
+(cd /tmp/argus-build && timeout 330 ctest -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1)
 echo "ctest -L gpu: exit $? ($(since))"
 grep -E "tests passed|Failed|Passed|Skipped|\*\*\*" "$out/ctest-gpu.log" | tail -15
-OUT="$out/probe" timeout 170 bash scripts/gpu/probe-check.sh bench > "$out/probe.log" 2>&1
+OUT="$out/probe" timeout 150 bash scripts/gpu/probe-check.sh bench > "$out/probe.log" 2>&1
 echo "probe bench: exit $? ($(since))"; tail -22 "$out/probe.log"
 (cd "$out" && tar czf /tmp/argus-results.tgz . && find "$out" -mindepth 1 -delete &&
   mv /tmp/argus-results.tgz "$out/results.tgz")
