@@ -56,6 +56,7 @@
 #include <cupti_callbacks.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -140,6 +141,7 @@ struct PendingLaunch {
   PcEvidence evidence;
   std::string note;
   std::unique_lock<std::mutex> hold;
+  std::chrono::steady_clock::time_point entered{};  ///< When the launch's enter callback ran.
 };
 
 struct State {
@@ -304,6 +306,32 @@ void listMetrics(const char* chip) {
   }
 }
 
+/// Wall time of one set-up or collection phase, appended to setup.jsonl when it ends
+/// ({"phase", "ms", "seq"}): where a collection's added time goes (the first profiled launch
+/// pays for CUPTI's profiler set-up and the module's patching).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(std::string phase, std::int64_t seq = -1)
+      : phase_(std::move(phase)), seq_(seq), start_(std::chrono::steady_clock::now()) {}
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+  ~PhaseTimer() {
+    if (gState == nullptr) return;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+            .count();
+    json line = {{"phase", phase_}, {"ms", ms}};
+    if (seq_ >= 0) line["seq"] = seq_;
+    std::lock_guard lock(gState->mutex);
+    appendLine(gState->dir / "setup.jsonl", line.dump());
+  }
+
+ private:
+  std::string phase_;
+  std::int64_t seq_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 /// cuptiSassMetricsSetConfig for `device`, once. False when it failed (reported once).
 bool configureSassDevice(int device) {
   const VendorApi& api = vendor();
@@ -320,6 +348,7 @@ bool configureSassDevice(int device) {
   if (!gState->profilerInitialized) {
     CUpti_Profiler_Initialize_Params init{};
     init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+    const PhaseTimer timer("cuptiProfilerInitialize");
     if (!check(api.cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
     gState->profilerInitialized = true;
   }
@@ -327,7 +356,10 @@ bool configureSassDevice(int device) {
   chip.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
   chip.deviceIndex = static_cast<size_t>(device);
   if (!check(api.cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName")) return false;
-  listMetrics(chip.pChipName);
+  {
+    const PhaseTimer timer("list SASS metrics (metrics.txt)");
+    listMetrics(chip.pChipName);
+  }
   std::vector<CUpti_SassMetrics_Config> configs;
   for (const auto& name : gState->requestedMetrics) {
     CUpti_SassMetrics_GetProperties_Params props{};
@@ -353,6 +385,7 @@ bool configureSassDevice(int device) {
   set.numOfMetricConfig = configs.size();
   set.pConfigs = configs.data();
   set.deviceIndex = static_cast<std::uint32_t>(device);
+  const PhaseTimer timer("cuptiSassMetricsSetConfig");
   if (!check(api.cuptiSassMetricsSetConfig(&set), "cuptiSassMetricsSetConfig")) return false;
   d.failed = false;
   d.configured = true;
@@ -387,6 +420,7 @@ bool enableSass(CUcontext context, ContextState& c) {
   enable.structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE;
   enable.ctx = context;
   enable.enableLazyPatching = 1;
+  const PhaseTimer timer("cuptiSassMetricsEnable");
   if (!check(vendor().cuptiSassMetricsEnable(&enable), "cuptiSassMetricsEnable")) return false;
   c.failed = false;
   c.sassEnabled = true;
@@ -488,7 +522,11 @@ void flushPendingSass(CUcontext context, ContextState& c) {
   auto [selected, e] = std::move(it->second);
   gState->sassPending.erase(it);
   size_t records = 0;
-  const bool ok = flushSass(context, c, selected ? &e : nullptr, records);
+  bool ok = false;
+  {
+    const PhaseTimer timer("flush SASS metric records", static_cast<std::int64_t>(e.seq));
+    ok = flushSass(context, c, selected ? &e : nullptr, records);
+  }
   if (!selected) return;
   if (!ok) e.note = "SASS metrics flush failed (errors.txt)";
   if (records == 0) e.note = "CUPTI returned no SASS records for this launch";
@@ -766,6 +804,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   PendingLaunch& p = tPending;
   p = PendingLaunch{};
   p.active = true;
+  p.entered = std::chrono::steady_clock::now();
   PcEvidence& e = p.evidence;
   e.collector = gState->mode == Mode::SassMetrics ? "cupti_sass_metrics" : "cupti_pc_sampling";
   e.correlation = cb->correlationId;
@@ -828,9 +867,23 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                                 : CUDA_SUCCESS;
   if (launched != CUDA_SUCCESS) p.note = "launch failed: " + api.describe(launched);
   std::string file;
+  if (p.selected) {
+    // Enter callback (flush, enable) + the launch call itself (lazy patching happens here).
+    json line = {{"phase", "profiled launch: enter to exit callback"},
+                 {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                  p.entered)
+                            .count()},
+                 {"seq", e.seq}};
+    std::lock_guard lock(gState->mutex);
+    appendLine(gState->dir / "setup.jsonl", line.dump());
+  }
   if (p.selected || p.flushOnly) {
     // The context is the launch's; make sure the data of this launch is complete.
-    check(api.cuCtxSynchronize(), "cuCtxSynchronize (after profiled launch)");
+    {
+      const PhaseTimer timer("cuCtxSynchronize after a profiled launch",
+                             static_cast<std::int64_t>(e.seq));
+      check(api.cuCtxSynchronize(), "cuCtxSynchronize (after profiled launch)");
+    }
     std::lock_guard lock(gState->mutex);
     ContextState& c = contextState(p.context);
     if (gState->mode == Mode::SassMetrics) {
@@ -1105,7 +1158,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   static int result = 1;
   std::call_once(once, [] {
     try {
+      const auto start = std::chrono::steady_clock::now();
       result = argus::cupti_sass::initialize();
+      if (argus::cupti_sass::gState != nullptr)
+        argus::cupti_sass::appendLine(
+            argus::cupti_sass::gState->dir / "setup.jsonl",
+            argus::cupti_sass::json{{"phase", "InitializeInjection"},
+                                    {"ms", std::chrono::duration<double, std::milli>(
+                                               std::chrono::steady_clock::now() - start)
+                                               .count()}}
+                .dump());
     } catch (...) {
       std::fprintf(stderr, "argus-cupti: initialisation failed; collecting nothing\n");
     }

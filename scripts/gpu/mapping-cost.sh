@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (carry .debs): where issue 6's mapping collection spends its added time.
+# bench/pc_overhead (128 CTAs x 256 threads, 5 launches) native and under libargus_cupti_sass.so
+# with the mapping run's one metric, SASS metrics enabled at the first launch (the default) and at
+# context creation (ARGUS_SASS_ENABLE_AT=context), three runs each; prints the per-launch host
+# times, the process wall time and the collector's set-up phases (setup.jsonl: CUPTI profiler
+# initialisation, metric listing, SetConfig, Enable, the profiled launch's enter-to-exit, the
+# synchronisation and flush after it), medians over the runs. Under three minutes.
+set -uo pipefail
+out="${OUT:-/tmp/argus-out}"
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+B=$(scripts/gpu/device-build.sh argus_bench_pc_overhead argus_cupti_sass 2>"$out/build.log") ||
+  { tail -30 "$out/build.log"; exit 1; }
+exe="$B/bench/pc_overhead/argus_bench_pc_overhead"
+lib="$B/src/backends/cupti_sass/libargus_cupti_sass.so"
+work=/tmp/mapping-cost
+rm -rf "$work"; mkdir -p "$work"
+run() {  # name env...: launch lines and the process wall time into $work/<name>.log
+  local name=$1 t0
+  shift
+  t0=$(date +%s%N)
+  env "$@" timeout 60 "$exe" 5 >"$work/$name.log" 2>&1
+  echo "{\"process_ms\": $((($(date +%s%N) - t0) / 1000000)), \"exit\": $?}" >>"$work/$name.log"
+}
+for rep in 1 2 3; do
+  run "native_$rep"
+  for at in launch context; do
+    run "${at}_$rep" CUDA_INJECTION64_PATH="$lib" ARGUS_OUT_DIR="$work/out_${at}_$rep" \
+      ARGUS_SASS_METRICS=smsp__sass_inst_executed ARGUS_PC_KERNELS=pc_overhead \
+      ARGUS_SASS_ENABLE_AT=$at
+  done
+done
+python3 - "$work" <<'PY' | tee "$out/mapping-cost.txt"
+import collections, glob, json, statistics, sys
+d = sys.argv[1]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+def launches(name):
+    first, later, proc = [], [], []
+    for f in sorted(glob.glob(f"{d}/{name}_*.log")):
+        for line in open(f):
+            if not line.startswith("{"): continue
+            j = json.loads(line)
+            if "process_ms" in j: proc.append(j["process_ms"]); continue
+            (first if j["launch"] == 0 else later).append(j["wall_us"])
+    return med(first), med(later), med(proc)
+n = launches("native")
+print(f"native: first launch {n[0]:.1f} us, later {n[1]:.1f} us, process {n[2]:.0f} ms")
+for at in ("launch", "context"):
+    f, l, p = launches(at)
+    print(f"enable at {at}: first launch {f / 1e3:.2f} ms (+{(f - n[0]) / 1e3:.2f}), later "
+          f"{l / 1e3:.3f} ms (+{(l - n[1]) / 1e3:.3f}), process {p:.0f} ms (+{p - n[2]:.0f})")
+    phases = collections.defaultdict(list)
+    for f in sorted(glob.glob(f"{d}/out_{at}_*/setup.jsonl")):
+        seen = collections.Counter()
+        for line in open(f):
+            j = json.loads(line)
+            key = j["phase"] + (" (first)" if seen[j["phase"]] == 0 else " (later, each)")
+            seen[j["phase"]] += 1
+            phases[key].append(j["ms"])
+    for k, v in phases.items():
+        print(f"    {k}: {med(v):.2f} ms (median of {len(v)})")
+PY
