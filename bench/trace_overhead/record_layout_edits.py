@@ -16,6 +16,16 @@
   deferred the end marker keeps its record in registers and the next begin marker (or the
            kernel's exit) stores it, so that nothing overwrites the stored registers right after
            the stores (the register-read barrier wait of the current stores).
+  smem16   16-byte records ({begin, end} low 32 bits, meta, iteration) staged in a per-warp ring
+           of 32 in shared memory (one st.shared per occurrence, by the elected lane) and copied
+           to the trace buffer 32 at a time by the whole warp (ld.shared + st.global per lane,
+           predicated on the ring being full; the rest at the kernel's exit). Timing only.
+  pinned   16-byte records written as two 8-byte halves, each at the marker that defines its
+           values ({begin low 32 bits, iteration} at the begin marker, {end low 32 bits, meta}
+           at the end marker, each through an address that marker computes), and every value a
+           store reads defined by an instruction predicated on the trace being on: ptxas then
+           keeps each in a register of its own until the same marker defines it again, one
+           occurrence later, so nothing waits for the stores' register reads. Timing only.
 A `+wb` suffix (e.g. early8+wb) also drops the stores' `.cs` (streaming) cache hint. Each kernel
 of the file is edited alike. The seed kernels have one region and no nesting, so the record counter
 at a begin marker is the counter at its end marker; the edits are for this measurement, not a
@@ -40,6 +50,10 @@ def edit_kernel(lines, variant):
         return split_stores(lines)
     if variant == 'deferred':
         return deferred_stores(lines)
+    if variant == 'smem16':
+        return smem_ring(lines)
+    if variant == 'pinned':
+        return pinned_halves(lines)
     # The end marker's leader / slot / sequence computations move to the begin marker.
     movable = ('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st', 'min.u32 %argus_t1',
                'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2', 'or.b32 %argus_t2')
@@ -130,6 +144,104 @@ def deferred_stores(lines):
             continue
         if t == 'ret;':
             out += flush
+        out.append(line)
+    return out
+
+
+def smem_ring(lines):
+    """The `smem16` variant of one kernel (see the module's docstring); 8 warps per CTA at most."""
+    def flush(count_reg, lanes_pred):
+        # Lanes below `count` copy ring entries 0..count-1 to records cnt-count .. cnt-1.
+        return ['\t@%argus_on bar.warp.sync -1;',
+                f'\tsetp.lt.u32 %argus_fl, %argus_lane, {count_reg};',
+                f'\tand.pred %argus_fl, %argus_fl, {lanes_pred};',
+                '\tshl.b32 %argus_so, %argus_lane, 4;',
+                '\tadd.u32 %argus_so, %argus_so, %argus_rb;',
+                '\t@%argus_fl ld.shared.v4.u32 {%argus_h0, %argus_h1, %argus_h2, %argus_h3}, '
+                '[%argus_so];',
+                f'\tsub.u32 %argus_gi, %argus_cnt, {count_reg};',
+                '\tadd.u32 %argus_gi, %argus_gi, %argus_lane;',
+                '\tmad.wide.u32 %argus_ga, %argus_gi, 16, %argus_base;',
+                '\t@%argus_fl st.global.v4.u32 [%argus_ga], '
+                '{%argus_h0, %argus_h1, %argus_h2, %argus_h3};']
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line, '\t.shared .align 16 .b8 __argus_ring[4096];',
+                    '\t.reg .b32 %argus_rb;', '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_so;',
+                    '\t.reg .b32 %argus_gi;', '\t.reg .b32 %argus_n;', '\t.reg .b64 %argus_ga;',
+                    '\t.reg .b32 %argus_h<4>;', '\t.reg .pred %argus_fl;',
+                    '\t.reg .pred %argus_full;']
+            continue
+        if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
+            out += [line, '\tmov.u32 %argus_rb, __argus_ring;',
+                    '\tand.b32 %argus_so, %argus_warp, 7;',
+                    '\tmad.lo.u32 %argus_rb, %argus_so, 512, %argus_rb;',
+                    '\tmov.u32 %argus_lane, %laneid;']
+            continue
+        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
+                         'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
+                         '@%argus_on add.u32 %argus_cnt')):
+            continue
+        if t.startswith('@%argus_st st.global.cs.v2.u64'):
+            out += ['\tand.b32 %argus_so, %argus_cnt, 31;',
+                    '\tshl.b32 %argus_so, %argus_so, 4;',
+                    '\tadd.u32 %argus_so, %argus_so, %argus_rb;',
+                    '\tcvt.u32.u64 %argus_h0, %argus_b0;',
+                    '\tcvt.u32.u64 %argus_h1, %argus_now;',
+                    '\t@%argus_st st.shared.v4.u32 [%argus_so], '
+                    '{%argus_h0, %argus_h1, %argus_m0, %argus_i0};',
+                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;',
+                    '\tand.b32 %argus_n, %argus_cnt, 31;',
+                    '\tsetp.eq.u32 %argus_full, %argus_n, 0;',
+                    '\tand.pred %argus_full, %argus_full, %argus_on;',
+                    '\tmov.u32 %argus_n, 32;']
+            out += flush('%argus_n', '%argus_full')
+            continue
+        if t == 'ret;':
+            out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + flush('%argus_n', '%argus_on')
+        out.append(line)
+    return out
+
+
+def pinned_halves(lines):
+    """The `pinned` variant of one kernel (see the module's docstring)."""
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line, '\t.reg .b64 %argus_ab;', '\t.reg .b64 %argus_ae;',
+                    '\t.reg .b32 %argus_h<2>;', '\t.reg .b32 %argus_s0;']
+            continue
+        if t.startswith('mov.u32 %argus_cnt, 0'):
+            out += [line] + [f'\tmov.u32 %argus_{r}, 0;' for r in ('h0', 'h1', 'i0', 's0')] + \
+                   ['\tmov.u64 %argus_ab, 0;', '\tmov.u64 %argus_ae, 0;']
+            continue
+        if t.startswith('mov.b32 %argus_i0,'):
+            out.append('\t@%argus_on ' + t)
+            continue
+        if t.startswith('mov.u64 %argus_b0, %globaltimer'):
+            out += ['\t@%argus_on mov.u32 %argus_h0, %globaltimer_lo;',
+                    '\tactivemask.b32 %argus_t0;',
+                    '\telect.sync _|%argus_lead, %argus_t0;',
+                    '\tand.pred %argus_st, %argus_on, %argus_lead;',
+                    '\t@%argus_on min.u32 %argus_s0, %argus_cnt, %argus_last;',
+                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;',
+                    '\t@%argus_on mad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
+                    '\t@%argus_st st.global.cs.v2.u32 [%argus_ab], {%argus_h0, %argus_i0};']
+            continue
+        if t.startswith('mov.u64 %argus_now, %globaltimer'):
+            out.append('\t@%argus_on mov.u32 %argus_h1, %globaltimer_lo;')
+            continue
+        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
+                         'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
+                         '@%argus_on add.u32 %argus_cnt')):
+            continue
+        if t.startswith('@%argus_st st.global.cs.v2.u64'):
+            out += ['\t@%argus_on add.u64 %argus_ae, %argus_ab, 8;',
+                    '\t@%argus_st st.global.cs.v2.u32 [%argus_ae], {%argus_h1, %argus_m0};']
+            continue
         out.append(line)
     return out
 
