@@ -135,7 +135,12 @@ std::string formatNs(double ns) {
 Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
                                             const program::ProgramSpec& spec,
                                             const std::string& contentHash) {
-  const std::string options = nlohmann::json{{"content", contentHash}}.dump();
+  // The spec's directory too: a checkout of the version (or a fork of it) resolves the spec's
+  // include_dirs against it (program::checkoutVersion).
+  const std::string options =
+      nlohmann::json{{"content", contentHash},
+                     {"directory", fs::absolute(spec.file).parent_path().string()}}
+          .dump();
   auto versions = ws.versions();
   if (!versions) return std::unexpected(versions.error());
   for (const auto& v : *versions)

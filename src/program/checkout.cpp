@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "argus/support/process.h"
 
@@ -49,10 +51,36 @@ Result<fs::path> checkoutVersion(const workspace::Workspace& ws, workspace::Vers
   if (!root.IsMap())
     return fail("checkout",
                 fmt::format("{}: its spec {} is not a YAML map", id.text(), spec->name));
-  if (root["include_dirs"])
-    return fail("checkout", fmt::format("{}: its spec {} names include_dirs, which a version does "
-                                        "not keep; query the spec's own directory instead",
-                                        id.text(), spec->name));
+  if (root["include_dirs"]) {
+    // Include directories are not part of a version: they are resolved against the directory of
+    // the spec the root version was made from, which its options record.
+    std::optional<fs::path> origin;
+    for (auto v = version; v;) {
+      if (!v->base) {
+        const auto options = nlohmann::json::parse(v->optionsJson, nullptr, false);
+        if (options.is_object() && options.contains("directory"))
+          origin = options["directory"].get<std::string>();
+        break;
+      }
+      v = ws.version(*v->base);
+      if (!v) return std::unexpected(v.error());
+    }
+    std::error_code ec;
+    if (!origin || !fs::is_directory(*origin, ec))
+      return fail("checkout",
+                  fmt::format("{}: its spec {} names include_dirs, which a version does not keep, "
+                              "and {}; query the spec's own directory instead",
+                              id.text(), spec->name,
+                              origin ? "the spec's directory " + origin->string() + " is gone"
+                                     : "the version does not record the spec's directory"));
+    YAML::Node dirs(YAML::NodeType::Sequence);
+    for (const auto& entry : root["include_dirs"]) {
+      const fs::path include = entry.as<std::string>();
+      dirs.push_back(
+          (include.is_absolute() ? include : (*origin / include).lexically_normal()).string());
+    }
+    root["include_dirs"] = dirs;
+  }
 
   std::map<std::string, const workspace::VersionFile*> byName;
   for (const auto& f : *files) byName[f.name] = &f;

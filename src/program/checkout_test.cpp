@@ -1,6 +1,7 @@
 #include "argus/program/checkout.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "argus/program/program.h"
 #include "argus/program/triton.h"
@@ -131,6 +132,46 @@ TEST_F(Checkout, SaysWhatIsWrong) {
   EXPECT_NE(gone.error().message.find("names gone.cu, which the version does not hold"),
             std::string::npos)
       << gone.error().text();
+}
+
+// A CUDA spec's include_dirs are not in the version: they resolve against the directory the
+// root version's spec was in (its options record it).
+TEST_F(Checkout, IncludeDirsResolveAgainstTheOriginalSpecsDirectory) {
+  ASSERT_TRUE(fs::create_directories(dir_ / "project" / "inc"));
+  const std::string spec =
+      "name: c\nsources: [src/k.cu]\ninclude_dirs: [inc, /abs/elsewhere]\n"
+      "run: {command: [\"{exe}\"]}\n";
+  auto recorded = ws_->addVersion(
+      {.kind = workspace::VersionKind::program,
+       .optionsJson =
+           nlohmann::json{{"content", "x"}, {"directory", (dir_ / "project").string()}}.dump(),
+       .files = {{"argus.yaml", "program_spec", spec}, {"k.cu", "cuda_source", "// k\n"}}});
+  ASSERT_TRUE(recorded) << recorded.error().text();
+  auto fork = ws_->addVersion({.kind = workspace::VersionKind::program,
+                               .base = *recorded,
+                               .transform = "fork",
+                               .files = {{"k.cu", "cuda_source", "// edited\n"}}});
+  ASSERT_TRUE(fork);
+  auto specPath = checkoutVersion(*ws_, *fork, dir_ / "co");
+  ASSERT_TRUE(specPath) << specPath.error().text();
+  auto loaded = readFile(*specPath);
+  ASSERT_TRUE(loaded);
+  EXPECT_NE(loaded->find((dir_ / "project" / "inc").string()), std::string::npos) << *loaded;
+  EXPECT_NE(loaded->find("/abs/elsewhere"), std::string::npos) << *loaded;
+  EXPECT_NE(loaded->find("- k.cu"), std::string::npos) << *loaded;
+  auto edited = readFile(dir_ / "co" / "k.cu");
+  ASSERT_TRUE(edited);
+  EXPECT_EQ(*edited, "// edited\n");
+
+  // Without the directory recorded, the checkout says why it cannot build.
+  auto unrecorded = ws_->addVersion(
+      {.kind = workspace::VersionKind::program,
+       .files = {{"argus.yaml", "program_spec", spec}, {"k.cu", "cuda_source", "// k\n"}}});
+  ASSERT_TRUE(unrecorded);
+  auto refused = checkoutVersion(*ws_, *unrecorded, dir_ / "co2");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("does not record the spec's directory"), std::string::npos)
+      << refused.error().text();
 }
 
 }  // namespace
