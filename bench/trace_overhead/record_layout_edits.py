@@ -26,6 +26,9 @@
            store reads defined by an instruction predicated on the trace being on: ptxas then
            keeps each in a register of its own until the same marker defines it again, one
            occurrence later, so nothing waits for the stores' register reads. Timing only.
+  pinsmem  `pinned` into a per-warp shared-memory ring of 32 16-byte entries (32-bit addresses:
+           no register pairs to align), copied to the trace buffer 32 at a time by the whole warp
+           in a block the hot path branches around. Timing only.
 A `+wb` suffix (e.g. early8+wb) also drops the stores' `.cs` (streaming) cache hint. Each kernel
 of the file is edited alike. The seed kernels have one region and no nesting, so the record counter
 at a begin marker is the counter at its end marker; the edits are for this measurement, not a
@@ -54,6 +57,8 @@ def edit_kernel(lines, variant):
         return smem_ring(lines)
     if variant == 'pinned':
         return pinned_halves(lines)
+    if variant == 'pinsmem':
+        return pinned_smem(lines)
     # The end marker's leader / slot / sequence computations move to the begin marker.
     movable = ('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st', 'min.u32 %argus_t1',
                'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2', 'or.b32 %argus_t2')
@@ -242,6 +247,81 @@ def pinned_halves(lines):
             out += ['\t@%argus_on add.u64 %argus_ae, %argus_ab, 8;',
                     '\t@%argus_st st.global.cs.v2.u32 [%argus_ae], {%argus_h1, %argus_m0};']
             continue
+        out.append(line)
+    return out
+
+
+def pinned_smem(lines):
+    """The `pinsmem` variant of one kernel (see the module's docstring); 8 warps per CTA at most."""
+    counter = [0]
+
+    def flush(count_reg, guard):
+        counter[0] += 1
+        skip = f'$ARGUS_SKIP_{counter[0]}'
+        return [f'\t@!{guard} bra {skip};',
+                '\tbar.warp.sync -1;',
+                f'\tsetp.lt.u32 %argus_fl, %argus_lane, {count_reg};',
+                '\tshl.b32 %argus_so, %argus_lane, 4;',
+                '\tadd.u32 %argus_so, %argus_so, %argus_rb;',
+                '\t@%argus_fl ld.shared.v4.u32 {%argus_q0, %argus_q1, %argus_q2, %argus_q3}, '
+                '[%argus_so];',
+                f'\tsub.u32 %argus_gi, %argus_cnt, {count_reg};',
+                '\tadd.u32 %argus_gi, %argus_gi, %argus_lane;',
+                '\tmad.wide.u32 %argus_ga, %argus_gi, 16, %argus_base;',
+                '\t@%argus_fl st.global.v4.u32 [%argus_ga], '
+                '{%argus_q0, %argus_q1, %argus_q2, %argus_q3};',
+                f'{skip}:']
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line, '\t.shared .align 16 .b8 __argus_ring[4096];',
+                    '\t.reg .b32 %argus_rb;', '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_so;',
+                    '\t.reg .b32 %argus_gi;', '\t.reg .b32 %argus_n;', '\t.reg .b64 %argus_ga;',
+                    '\t.reg .b32 %argus_q<4>;', '\t.reg .b32 %argus_h<2>;',
+                    '\t.reg .b32 %argus_sb;', '\t.reg .b32 %argus_se;',
+                    '\t.reg .pred %argus_fl;', '\t.reg .pred %argus_full;']
+            continue
+        if t.startswith('mov.u32 %argus_cnt, 0'):
+            out += [line] + [f'\tmov.u32 %argus_{r}, 0;' for r in ('h0', 'h1', 'i0', 'sb', 'se')]
+            continue
+        if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
+            out += [line, '\tmov.u32 %argus_rb, __argus_ring;',
+                    '\tand.b32 %argus_so, %argus_warp, 7;',
+                    '\tmad.lo.u32 %argus_rb, %argus_so, 512, %argus_rb;',
+                    '\tmov.u32 %argus_lane, %laneid;']
+            continue
+        if t.startswith('mov.b32 %argus_i0,'):
+            out.append('\t@%argus_on ' + t)
+            continue
+        if t.startswith('mov.u64 %argus_b0, %globaltimer'):
+            out += ['\t@%argus_on mov.u32 %argus_h0, %globaltimer_lo;',
+                    '\tactivemask.b32 %argus_t0;',
+                    '\telect.sync _|%argus_lead, %argus_t0;',
+                    '\tand.pred %argus_st, %argus_on, %argus_lead;',
+                    '\tand.b32 %argus_so, %argus_cnt, 31;',
+                    '\t@%argus_on mad.lo.u32 %argus_sb, %argus_so, 16, %argus_rb;',
+                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;',
+                    '\t@%argus_st st.shared.v2.u32 [%argus_sb], {%argus_h0, %argus_i0};']
+            continue
+        if t.startswith('mov.u64 %argus_now, %globaltimer'):
+            out.append('\t@%argus_on mov.u32 %argus_h1, %globaltimer_lo;')
+            continue
+        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
+                         'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
+                         '@%argus_on add.u32 %argus_cnt')):
+            continue
+        if t.startswith('@%argus_st st.global.cs.v2.u64'):
+            out += ['\t@%argus_on add.u32 %argus_se, %argus_sb, 8;',
+                    '\t@%argus_st st.shared.v2.u32 [%argus_se], {%argus_h1, %argus_m0};',
+                    '\tand.b32 %argus_n, %argus_cnt, 31;',
+                    '\tsetp.eq.u32 %argus_full, %argus_n, 0;',
+                    '\tand.pred %argus_full, %argus_full, %argus_on;',
+                    '\tmov.u32 %argus_n, 32;']
+            out += flush('%argus_n', '%argus_full')
+            continue
+        if t == 'ret;':
+            out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + flush('%argus_n', '%argus_on')
         out.append(line)
     return out
 
