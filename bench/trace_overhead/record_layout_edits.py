@@ -153,37 +153,46 @@ def deferred_stores(lines):
     return out
 
 
+RING_REGS = ['\t.shared .align 16 .b8 __argus_ring[4096];', '\t.reg .b32 %argus_rb;',
+             '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_so;', '\t.reg .b32 %argus_gi;',
+             '\t.reg .b32 %argus_n;', '\t.reg .b64 %argus_ga;', '\t.reg .b32 %argus_q<4>;',
+             '\t.reg .pred %argus_fl;', '\t.reg .pred %argus_full;']
+# After the kernel entry's `sub.u32 %argus_last, ...`: this warp's 512-byte ring and its lane.
+RING_SETUP = ['\tmov.u32 %argus_rb, __argus_ring;', '\tand.b32 %argus_so, %argus_warp, 7;',
+              '\tmad.lo.u32 %argus_rb, %argus_so, 512, %argus_rb;',
+              '\tmov.u32 %argus_lane, %laneid;']
+
+
+def ring_copy(count_reg, guard, skip_label=None):
+    """The warp copies ring entries 0..count-1 to records cnt-count .. cnt-1 (16 bytes each) when
+    `guard` holds: branched around with `skip_label`, else predicated lane by lane."""
+    lanes = ['\tbar.warp.sync -1;' if skip_label else '\t@%argus_on bar.warp.sync -1;',
+             f'\tsetp.lt.u32 %argus_fl, %argus_lane, {count_reg};']
+    if not skip_label:
+        lanes.append(f'\tand.pred %argus_fl, %argus_fl, {guard};')
+    body = lanes + [
+        '\tshl.b32 %argus_so, %argus_lane, 4;',
+        '\tadd.u32 %argus_so, %argus_so, %argus_rb;',
+        '\t@%argus_fl ld.shared.v4.u32 {%argus_q0, %argus_q1, %argus_q2, %argus_q3}, [%argus_so];',
+        f'\tsub.u32 %argus_gi, %argus_cnt, {count_reg};',
+        '\tadd.u32 %argus_gi, %argus_gi, %argus_lane;',
+        '\tmad.wide.u32 %argus_ga, %argus_gi, 16, %argus_base;',
+        '\t@%argus_fl st.global.v4.u32 [%argus_ga], {%argus_q0, %argus_q1, %argus_q2, %argus_q3};']
+    if skip_label:
+        return [f'\t@!{guard} bra {skip_label};'] + body + [f'{skip_label}:']
+    return body
+
+
 def smem_ring(lines):
     """The `smem16` variant of one kernel (see the module's docstring); 8 warps per CTA at most."""
-    def flush(count_reg, lanes_pred):
-        # Lanes below `count` copy ring entries 0..count-1 to records cnt-count .. cnt-1.
-        return ['\t@%argus_on bar.warp.sync -1;',
-                f'\tsetp.lt.u32 %argus_fl, %argus_lane, {count_reg};',
-                f'\tand.pred %argus_fl, %argus_fl, {lanes_pred};',
-                '\tshl.b32 %argus_so, %argus_lane, 4;',
-                '\tadd.u32 %argus_so, %argus_so, %argus_rb;',
-                '\t@%argus_fl ld.shared.v4.u32 {%argus_h0, %argus_h1, %argus_h2, %argus_h3}, '
-                '[%argus_so];',
-                f'\tsub.u32 %argus_gi, %argus_cnt, {count_reg};',
-                '\tadd.u32 %argus_gi, %argus_gi, %argus_lane;',
-                '\tmad.wide.u32 %argus_ga, %argus_gi, 16, %argus_base;',
-                '\t@%argus_fl st.global.v4.u32 [%argus_ga], '
-                '{%argus_h0, %argus_h1, %argus_h2, %argus_h3};']
     out = []
     for line in lines:
         t = line.strip()
         if t.startswith('.reg .b64 %argus_b<'):
-            out += [line, '\t.shared .align 16 .b8 __argus_ring[4096];',
-                    '\t.reg .b32 %argus_rb;', '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_so;',
-                    '\t.reg .b32 %argus_gi;', '\t.reg .b32 %argus_n;', '\t.reg .b64 %argus_ga;',
-                    '\t.reg .b32 %argus_h<4>;', '\t.reg .pred %argus_fl;',
-                    '\t.reg .pred %argus_full;']
+            out += [line, '\t.reg .b32 %argus_h<4>;'] + RING_REGS
             continue
         if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
-            out += [line, '\tmov.u32 %argus_rb, __argus_ring;',
-                    '\tand.b32 %argus_so, %argus_warp, 7;',
-                    '\tmad.lo.u32 %argus_rb, %argus_so, 512, %argus_rb;',
-                    '\tmov.u32 %argus_lane, %laneid;']
+            out += [line] + RING_SETUP
             continue
         if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
                          'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
@@ -202,10 +211,10 @@ def smem_ring(lines):
                     '\tsetp.eq.u32 %argus_full, %argus_n, 0;',
                     '\tand.pred %argus_full, %argus_full, %argus_on;',
                     '\tmov.u32 %argus_n, 32;']
-            out += flush('%argus_n', '%argus_full')
+            out += ring_copy('%argus_n', '%argus_full')
             continue
         if t == 'ret;':
-            out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + flush('%argus_n', '%argus_on')
+            out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + ring_copy('%argus_n', '%argus_on')
         out.append(line)
     return out
 
@@ -253,43 +262,19 @@ def pinned_halves(lines):
 
 def pinned_smem(lines):
     """The `pinsmem` variant of one kernel (see the module's docstring); 8 warps per CTA at most."""
-    counter = [0]
-
-    def flush(count_reg, guard):
-        counter[0] += 1
-        skip = f'$ARGUS_SKIP_{counter[0]}'
-        return [f'\t@!{guard} bra {skip};',
-                '\tbar.warp.sync -1;',
-                f'\tsetp.lt.u32 %argus_fl, %argus_lane, {count_reg};',
-                '\tshl.b32 %argus_so, %argus_lane, 4;',
-                '\tadd.u32 %argus_so, %argus_so, %argus_rb;',
-                '\t@%argus_fl ld.shared.v4.u32 {%argus_q0, %argus_q1, %argus_q2, %argus_q3}, '
-                '[%argus_so];',
-                f'\tsub.u32 %argus_gi, %argus_cnt, {count_reg};',
-                '\tadd.u32 %argus_gi, %argus_gi, %argus_lane;',
-                '\tmad.wide.u32 %argus_ga, %argus_gi, 16, %argus_base;',
-                '\t@%argus_fl st.global.v4.u32 [%argus_ga], '
-                '{%argus_q0, %argus_q1, %argus_q2, %argus_q3};',
-                f'{skip}:']
+    skips = iter(range(1, 1000))
     out = []
     for line in lines:
         t = line.strip()
         if t.startswith('.reg .b64 %argus_b<'):
-            out += [line, '\t.shared .align 16 .b8 __argus_ring[4096];',
-                    '\t.reg .b32 %argus_rb;', '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_so;',
-                    '\t.reg .b32 %argus_gi;', '\t.reg .b32 %argus_n;', '\t.reg .b64 %argus_ga;',
-                    '\t.reg .b32 %argus_q<4>;', '\t.reg .b32 %argus_h<2>;',
-                    '\t.reg .b32 %argus_sb;', '\t.reg .b32 %argus_se;',
-                    '\t.reg .pred %argus_fl;', '\t.reg .pred %argus_full;']
+            out += [line, '\t.reg .b32 %argus_h<2>;', '\t.reg .b32 %argus_sb;',
+                    '\t.reg .b32 %argus_se;'] + RING_REGS
             continue
         if t.startswith('mov.u32 %argus_cnt, 0'):
             out += [line] + [f'\tmov.u32 %argus_{r}, 0;' for r in ('h0', 'h1', 'i0', 'sb', 'se')]
             continue
         if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
-            out += [line, '\tmov.u32 %argus_rb, __argus_ring;',
-                    '\tand.b32 %argus_so, %argus_warp, 7;',
-                    '\tmad.lo.u32 %argus_rb, %argus_so, 512, %argus_rb;',
-                    '\tmov.u32 %argus_lane, %laneid;']
+            out += [line] + RING_SETUP
             continue
         if t.startswith('mov.b32 %argus_i0,'):
             out.append('\t@%argus_on ' + t)
@@ -318,10 +303,11 @@ def pinned_smem(lines):
                     '\tsetp.eq.u32 %argus_full, %argus_n, 0;',
                     '\tand.pred %argus_full, %argus_full, %argus_on;',
                     '\tmov.u32 %argus_n, 32;']
-            out += flush('%argus_n', '%argus_full')
+            out += ring_copy('%argus_n', '%argus_full', f'$ARGUS_SKIP_{next(skips)}')
             continue
         if t == 'ret;':
-            out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + flush('%argus_n', '%argus_on')
+            out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + \
+                ring_copy('%argus_n', '%argus_on', f'$ARGUS_SKIP_{next(skips)}')
         out.append(line)
     return out
 
