@@ -55,10 +55,8 @@ def edit_kernel(lines, variant):
         return deferred_stores(lines)
     if variant == 'smem16':
         return smem_ring(lines)
-    if variant == 'pinned':
-        return pinned_halves(lines)
-    if variant == 'pinsmem':
-        return pinned_smem(lines)
+    if variant in ('pinned', 'pinsmem'):
+        return pinned(lines, ring=variant == 'pinsmem')
     # The end marker's leader / slot / sequence computations move to the begin marker.
     movable = ('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st', 'min.u32 %argus_t1',
                'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2', 'or.b32 %argus_t2')
@@ -153,6 +151,12 @@ def deferred_stores(lines):
     return out
 
 
+# The end marker's work of the current trace, which the variants below replace.
+END_MARKER_WORK = ('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
+                   'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
+                   '@%argus_on add.u32 %argus_cnt')
+
+
 RING_REGS = ['\t.shared .align 16 .b8 __argus_ring[4096];', '\t.reg .b32 %argus_rb;',
              '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_so;', '\t.reg .b32 %argus_gi;',
              '\t.reg .b32 %argus_n;', '\t.reg .b64 %argus_ga;', '\t.reg .b32 %argus_q<4>;',
@@ -194,9 +198,7 @@ def smem_ring(lines):
         if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
             out += [line] + RING_SETUP
             continue
-        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
-                         'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
-                         '@%argus_on add.u32 %argus_cnt')):
+        if t.startswith(END_MARKER_WORK):
             continue
         if t.startswith('@%argus_st st.global.cs.v2.u64'):
             out += ['\tand.b32 %argus_so, %argus_cnt, 31;',
@@ -219,61 +221,32 @@ def smem_ring(lines):
     return out
 
 
-def pinned_halves(lines):
-    """The `pinned` variant of one kernel (see the module's docstring)."""
-    out = []
-    for line in lines:
-        t = line.strip()
-        if t.startswith('.reg .b64 %argus_b<'):
-            out += [line, '\t.reg .b64 %argus_ab;', '\t.reg .b64 %argus_ae;',
-                    '\t.reg .b32 %argus_h<2>;', '\t.reg .b32 %argus_s0;']
-            continue
-        if t.startswith('mov.u32 %argus_cnt, 0'):
-            out += [line] + [f'\tmov.u32 %argus_{r}, 0;' for r in ('h0', 'h1', 'i0', 's0')] + \
-                   ['\tmov.u64 %argus_ab, 0;', '\tmov.u64 %argus_ae, 0;']
-            continue
-        if t.startswith('mov.b32 %argus_i0,'):
-            out.append('\t@%argus_on ' + t)
-            continue
-        if t.startswith('mov.u64 %argus_b0, %globaltimer'):
-            out += ['\t@%argus_on mov.u32 %argus_h0, %globaltimer_lo;',
-                    '\tactivemask.b32 %argus_t0;',
-                    '\telect.sync _|%argus_lead, %argus_t0;',
-                    '\tand.pred %argus_st, %argus_on, %argus_lead;',
-                    '\t@%argus_on min.u32 %argus_s0, %argus_cnt, %argus_last;',
-                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;',
-                    '\t@%argus_on mad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
-                    '\t@%argus_st st.global.cs.v2.u32 [%argus_ab], {%argus_h0, %argus_i0};']
-            continue
-        if t.startswith('mov.u64 %argus_now, %globaltimer'):
-            out.append('\t@%argus_on mov.u32 %argus_h1, %globaltimer_lo;')
-            continue
-        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
-                         'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
-                         '@%argus_on add.u32 %argus_cnt')):
-            continue
-        if t.startswith('@%argus_st st.global.cs.v2.u64'):
-            out += ['\t@%argus_on add.u64 %argus_ae, %argus_ab, 8;',
-                    '\t@%argus_st st.global.cs.v2.u32 [%argus_ae], {%argus_h1, %argus_m0};']
-            continue
-        out.append(line)
-    return out
-
-
-def pinned_smem(lines):
-    """The `pinsmem` variant of one kernel (see the module's docstring); 8 warps per CTA at most."""
+def pinned(lines, ring):
+    """The `pinned` (ring=False: 8-byte global stores) and `pinsmem` (ring=True: 8-byte stores into
+    the warp's shared-memory ring, copied 32 entries at a time) variants of one kernel."""
     skips = iter(range(1, 1000))
+    # The begin half's address: a record of the trace buffer, or an entry of the ring.
+    if ring:
+        regs = ['\t.reg .b32 %argus_ab;', '\t.reg .b32 %argus_ae;'] + RING_REGS
+        slot = ['\tand.b32 %argus_so, %argus_cnt, 31;',
+                '\t@%argus_on mad.lo.u32 %argus_ab, %argus_so, 16, %argus_rb;']
+        space, add, zero = 'shared', 'add.u32', 'mov.u32'
+    else:
+        regs = ['\t.reg .b64 %argus_ab;', '\t.reg .b64 %argus_ae;', '\t.reg .b32 %argus_s0;']
+        slot = ['\t@%argus_on min.u32 %argus_s0, %argus_cnt, %argus_last;',
+                '\t@%argus_on mad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;']
+        space, add, zero = 'global.cs', 'add.u64', 'mov.u64'
     out = []
     for line in lines:
         t = line.strip()
         if t.startswith('.reg .b64 %argus_b<'):
-            out += [line, '\t.reg .b32 %argus_h<2>;', '\t.reg .b32 %argus_sb;',
-                    '\t.reg .b32 %argus_se;'] + RING_REGS
+            out += [line, '\t.reg .b32 %argus_h<2>;'] + regs
             continue
         if t.startswith('mov.u32 %argus_cnt, 0'):
-            out += [line] + [f'\tmov.u32 %argus_{r}, 0;' for r in ('h0', 'h1', 'i0', 'sb', 'se')]
+            out += [line] + [f'\tmov.u32 %argus_{r}, 0;' for r in ('h0', 'h1', 'i0')] + \
+                [f'\t{zero} %argus_ab, 0;', f'\t{zero} %argus_ae, 0;']
             continue
-        if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
+        if ring and t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
             out += [line] + RING_SETUP
             continue
         if t.startswith('mov.b32 %argus_i0,'):
@@ -283,29 +256,26 @@ def pinned_smem(lines):
             out += ['\t@%argus_on mov.u32 %argus_h0, %globaltimer_lo;',
                     '\tactivemask.b32 %argus_t0;',
                     '\telect.sync _|%argus_lead, %argus_t0;',
-                    '\tand.pred %argus_st, %argus_on, %argus_lead;',
-                    '\tand.b32 %argus_so, %argus_cnt, 31;',
-                    '\t@%argus_on mad.lo.u32 %argus_sb, %argus_so, 16, %argus_rb;',
+                    '\tand.pred %argus_st, %argus_on, %argus_lead;'] + slot + [
                     '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;',
-                    '\t@%argus_st st.shared.v2.u32 [%argus_sb], {%argus_h0, %argus_i0};']
+                    f'\t@%argus_st st.{space}.v2.u32 [%argus_ab], {{%argus_h0, %argus_i0}};']
             continue
         if t.startswith('mov.u64 %argus_now, %globaltimer'):
             out.append('\t@%argus_on mov.u32 %argus_h1, %globaltimer_lo;')
             continue
-        if t.startswith(('min.u32 %argus_t1', 'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2',
-                         'or.b32 %argus_t2', '@%argus_st st.global.cs.v4.u32',
-                         '@%argus_on add.u32 %argus_cnt')):
+        if t.startswith(END_MARKER_WORK):
             continue
         if t.startswith('@%argus_st st.global.cs.v2.u64'):
-            out += ['\t@%argus_on add.u32 %argus_se, %argus_sb, 8;',
-                    '\t@%argus_st st.shared.v2.u32 [%argus_se], {%argus_h1, %argus_m0};',
-                    '\tand.b32 %argus_n, %argus_cnt, 31;',
-                    '\tsetp.eq.u32 %argus_full, %argus_n, 0;',
-                    '\tand.pred %argus_full, %argus_full, %argus_on;',
-                    '\tmov.u32 %argus_n, 32;']
-            out += ring_copy('%argus_n', '%argus_full', f'$ARGUS_SKIP_{next(skips)}')
+            out += [f'\t@%argus_on {add} %argus_ae, %argus_ab, 8;',
+                    f'\t@%argus_st st.{space}.v2.u32 [%argus_ae], {{%argus_h1, %argus_m0}};']
+            if ring:
+                out += ['\tand.b32 %argus_n, %argus_cnt, 31;',
+                        '\tsetp.eq.u32 %argus_full, %argus_n, 0;',
+                        '\tand.pred %argus_full, %argus_full, %argus_on;',
+                        '\tmov.u32 %argus_n, 32;']
+                out += ring_copy('%argus_n', '%argus_full', f'$ARGUS_SKIP_{next(skips)}')
             continue
-        if t == 'ret;':
+        if ring and t == 'ret;':
             out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + \
                 ring_copy('%argus_n', '%argus_on', f'$ARGUS_SKIP_{next(skips)}')
         out.append(line)
