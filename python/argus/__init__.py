@@ -69,14 +69,23 @@ def engine() -> str:
         "checkout (./scripts/setup.sh)", [], -1)
 
 
-def _run(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> dict:
+def _run_bytes(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> bytes:
+    """The engine's stdout as bytes; raises with its message when it exits otherwise."""
     command = [engine(), *args]
-    proc = subprocess.run(command, capture_output=True, text=True)
+    proc = subprocess.run(command, capture_output=True)
     if proc.returncode not in tuple(ok_codes):
-        message = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
+        err, out = proc.stderr.decode(errors="replace"), proc.stdout.decode(errors="replace")
+        message = err.strip() or out.strip() or f"exit {proc.returncode}"
         # The engine prefixes its errors with "argus: "; keep its message, not the prefix.
         lines = [l[len("argus: "):] if l.startswith("argus: ") else l for l in message.splitlines()]
-        raise ArgusError("\n".join(lines), command, proc.returncode, proc.stdout)
+        raise ArgusError("\n".join(lines), command, proc.returncode, out)
+    return proc.stdout
+
+
+def _run(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> dict:
+    command = [engine(), *args]
+    stdout = _run_bytes(args, ok_codes)
+    proc = subprocess.CompletedProcess(command, 0, stdout.decode(errors="replace"))
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError as e:
@@ -240,6 +249,30 @@ def proton_trace(path: PathLike, *, kernel: Optional[str] = None,
     if workspace:
         args += ["--workspace", str(workspace)]
     return _run(args)
+
+
+def read_artifact(artifact: str, *, workspace: PathLike) -> bytes:
+    """The bytes of a workspace artifact ("a12") or of a version's file ("v3:kernel.ttgir")."""
+    return _run_bytes(["ws", "cat", str(artifact), "--workspace", str(workspace)])
+
+
+def dumped_ttgir(workspace: PathLike, kernel: Optional[str] = None) -> str:
+    """The TTGIR Triton compiled for a Triton program's kernel, as the newest successful dump
+    run in ``workspace`` (the first task of a Triton query) kept it: what an optimizer edits and
+    passes to ``fork``."""
+    listing = _run(["ws", "list", "--workspace", str(workspace), "--json"])
+    for task in reversed(listing.get("tasks", [])):
+        descriptor = task.get("descriptor") or {}
+        if task.get("status") != "succeeded" or descriptor.get("executor") != "triton_dump":
+            continue
+        if kernel and (descriptor.get("config") or {}).get("kernel") != kernel:
+            continue
+        for artifact in task.get("outputs", []):
+            shown = _run(["ws", "show", artifact, "--workspace", str(workspace), "--json"])
+            if ((shown.get("provenance") or {}).get("artifact") or {}).get("kind") == "ttgir":
+                return read_artifact(artifact, workspace=workspace).decode()
+    raise ArgusError(f"no Triton dump{' of kernel ' + kernel if kernel else ''} in {workspace}: "
+                     "query the Triton program first (its dump run needs a GPU)", [], -1)
 
 
 def versions(workspace: PathLike) -> list:

@@ -83,6 +83,17 @@ class PlanAndQuery(unittest.TestCase):
             ttgir = DATA / "triton" / "matmul_tma_proton.ttgir"
             new = argus.fork(base, {"kernel.ttgir": ttgir}, workspace=ws, label="edit 1")
             self.assertNotEqual(new, base)
+            # A version's files and artifacts read back byte for byte.
+            self.assertEqual(argus.read_artifact(f"{new}:kernel.ttgir", workspace=ws),
+                             ttgir.read_bytes())
+            self.assertEqual(argus.read_artifact(f"{base}:argus.yaml", workspace=ws),
+                             self.spec.read_bytes())
+            with self.assertRaises(argus.ArgusError) as missing:
+                argus.read_artifact(f"{base}:nope.cu", workspace=ws)
+            self.assertIn("has no file `nope.cu`", missing.exception.message)
+            with self.assertRaises(argus.ArgusError) as none:
+                argus.dumped_ttgir(ws)  # a CUDA program: no Triton dump
+            self.assertIn("no Triton dump", none.exception.message)
             text = ttgir.read_text().replace('proton.record end "epilogue"', "")
             with self.assertRaises(argus.ArgusError) as e:
                 argus.fork(base, {"kernel.ttgir": text}, workspace=ws)

@@ -1,4 +1,4 @@
-// `argus ws`: list, show, gc and fork on a workspace.
+// `argus ws`: list, show, cat, gc and fork on a workspace.
 #include "commands.h"
 
 #include <ctime>
@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/chrono.h>
@@ -29,6 +30,7 @@ struct WsOptions {
   std::string id;
   std::string label;
   std::vector<std::string> files;  ///< fork: NAME=PATH files to add or replace.
+  std::string output;              ///< cat: write here instead of stdout.
 };
 
 void addCommonOptions(CLI::App* verb, WsOptions& o) {
@@ -503,6 +505,48 @@ int runFork(const WsOptions& o) {
   return 0;
 }
 
+/// `argus ws cat ID`: the bytes of an artifact (a12) or of a version's file (v3:kernel.ttgir),
+/// to stdout or --output.
+int runCat(const WsOptions& o) {
+  auto w = openExisting(o);
+  if (!w) return reportError(w.error());
+  std::optional<ws::ArtifactId> artifact;
+  const size_t colon = o.id.find(':');
+  if (colon != std::string::npos) {
+    auto ref = ws::parseObjectRef(o.id.substr(0, colon));
+    if (!ref || (ref->kind != ws::ObjectKind::version && ref->kind != ws::ObjectKind::any))
+      return reportError(
+          Error{"cli", fmt::format("`{}`: give VERSION:FILE, e.g. v3:kernel.ttgir", o.id)});
+    auto files = w->versionFiles(ws::VersionId(ref->value));
+    if (!files) return reportError(files.error());
+    const std::string name = o.id.substr(colon + 1);
+    std::vector<std::string> names;
+    for (const auto& f : *files) {
+      if (f.name == name) artifact = f.artifact.id;
+      names.push_back(f.name);
+    }
+    if (!artifact)
+      return reportError(
+          Error{"workspace", fmt::format("{} has no file `{}`; its files are: {}",
+                                         o.id.substr(0, colon), name, fmt::join(names, ", "))});
+  } else {
+    auto ref = ws::parseObjectRef(o.id);
+    if (!ref || (ref->kind != ws::ObjectKind::artifact && ref->kind != ws::ObjectKind::any))
+      return reportError(Error{"cli", fmt::format("`{}`: give an artifact id (a12) or "
+                                                  "VERSION:FILE (v3:kernel.ttgir)",
+                                                  o.id)});
+    artifact = ws::ArtifactId(ref->value);
+  }
+  auto bytes = w->readArtifact(*artifact);
+  if (!bytes) return reportError(bytes.error());
+  if (!o.output.empty()) {
+    if (auto ok = writeFile(o.output, *bytes); !ok) return reportError(ok.error());
+    return 0;
+  }
+  std::cout.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+  return 0;
+}
+
 }  // namespace
 
 std::vector<Command> addWorkspaceCommands(CLI::App& app) {
@@ -523,6 +567,12 @@ std::vector<Command> addWorkspaceCommands(CLI::App& app) {
   auto [show, showOptions] =
       add("show", "Print one version, artifact, task or run with its lineage", runShow);
   show->add_option("ID", showOptions->id, "v12, a34, t56, r7, or a bare number")->required();
+  auto [cat, catOptions] = add("cat",
+                               "Write an artifact's bytes (a12) or a version's file "
+                               "(v3:kernel.ttgir) to stdout or --output",
+                               runCat);
+  cat->add_option("ID", catOptions->id, "a12, or VERSION:FILE like v3:kernel.ttgir")->required();
+  cat->add_option("-o,--output", catOptions->output, "Write to this file instead of stdout");
   add("gc", "Delete unreferenced blobs and killed writers' temp files, then verify", runGc);
   auto [fork, forkOptions] =
       add("fork", "Make a new program version from VERSION (same files), for edits", runFork);

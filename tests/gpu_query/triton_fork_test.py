@@ -2,8 +2,8 @@
 """GPU test of a Triton program version made from an edited TTGIR (issue 8): an optimizer's loop.
 
 1. `argus query` the Triton TMA matmul (examples/triton_matmul) for `epilogue` durations;
-2. take the TTGIR Triton compiled (`argus build ... -o DIR` writes it) and edit it: the
-   epilogue's markers renamed `store`, a region that exists only in the edit;
+2. take the TTGIR Triton compiled (`argus.dumped_ttgir`: the query's dump run kept it) and
+   edit it: the epilogue's markers renamed `store`, a region that exists only in the edit;
 3. `argus ws fork v1 --file matmul_tma_argus.ttgir=EDITED` and `argus query --version vN
    --region store`: Triton must compile the kernel from the edit (the region is found in its
    PTX and traced), 64 CTAs x 4 warps = 256 occurrences, durations like the epilogue's;
@@ -48,10 +48,19 @@ with tempfile.TemporaryDirectory() as ws:
              if v["kind"] == "program" and not v.get("base")]
     check(len(roots) == 1, f"one program version after the first query ({len(roots)})")
 
-    out = os.path.join(ws, "dumped")
-    run("build", "--program", spec, "--variant", "trace_free", "-o", out)
-    with open(os.path.join(out, f"{kernel}.ttgir")) as f:
-        ttgir = f.read()
+    # The TTGIR the query's dump run kept, as an optimizer gets it (python/argus).
+    sys.path.insert(0, os.path.join(source, "python"))
+    os.environ["ARGUS_BIN"] = argus
+    import argus as client  # noqa: E402
+    try:
+        ttgir = client.dumped_ttgir(ws, kernel)
+        check("@argus begin epilogue" in ttgir, "argus.dumped_ttgir: the query's TTGIR")
+    except client.ArgusError as e:
+        check(False, f"argus.dumped_ttgir: {e.message}")
+        out = os.path.join(ws, "dumped")
+        run("build", "--program", spec, "--variant", "trace_free", "-o", out)
+        with open(os.path.join(out, f"{kernel}.ttgir")) as f:
+            ttgir = f.read()
     edited = ttgir.replace("@argus begin epilogue", "@argus begin store") \
                   .replace("@argus end epilogue", "@argus end store")
     check(edited.count("@argus begin store") == 1 and edited.count("@argus end store") == 1,
