@@ -117,7 +117,7 @@ Result<PreparedQuery> prepareQuery(const QueryOptions& options) {
       return fail("query", fmt::format("--version `{}`: give a program version id like v3 "
                                        "(`argus ws list` shows them)",
                                        o.version));
-    auto ws = workspace::Workspace::open(o.workspace);
+    auto ws = workspace::Workspace::open(o.workspace, workspace::OpenOptions{.create = false});
     if (!ws) return std::unexpected(ws.error());
     version = workspace::VersionId(ref->value);
     auto spec =
