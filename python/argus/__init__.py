@@ -256,16 +256,29 @@ def read_artifact(artifact: str, *, workspace: PathLike) -> bytes:
     return _run_bytes(["ws", "cat", str(artifact), "--workspace", str(workspace)])
 
 
-def dumped_ttgir(workspace: PathLike, kernel: Optional[str] = None) -> str:
+def dumped_ttgir(workspace: PathLike, kernel: Optional[str] = None,
+                 program: Optional[PathLike] = None) -> str:
     """The TTGIR Triton compiled for a Triton program's kernel, as the newest successful dump
     run in ``workspace`` (the first task of a Triton query) kept it: what an optimizer edits and
-    passes to ``fork``."""
+    passes to ``fork``. ``program`` narrows it to one program: a spec path, or a version id whose
+    checkout was queried (``query(version_id, ...)``); default: the newest dump of any."""
+    def wanted(target: str) -> bool:
+        if program is None:
+            return True
+        name = str(program)
+        if re.fullmatch(r"v[0-9]+", name) and not Path(name).exists():
+            return f"{os.sep}checkouts{os.sep}{name}{os.sep}" in target
+        return Path(target).resolve() == Path(name).resolve()
+
     listing = _run(["ws", "list", "--workspace", str(workspace), "--json"])
     for task in reversed(listing.get("tasks", [])):
         descriptor = task.get("descriptor") or {}
         if task.get("status") != "succeeded" or descriptor.get("executor") != "triton_dump":
             continue
-        if kernel and (descriptor.get("config") or {}).get("kernel") != kernel:
+        config = descriptor.get("config") or {}
+        if kernel and config.get("kernel") != kernel:
+            continue
+        if not wanted(config.get("target", "")):
             continue
         for artifact in task.get("outputs", []):
             shown = _run(["ws", "show", artifact, "--workspace", str(workspace), "--json"])

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -130,22 +131,28 @@ std::string formatNs(double ns) {
   return fmt::format("{:.0f} ns", ns);
 }
 
-/// The workspace version of the program (spec and sources), made once per content: a version
-/// whose options record the same content hash is reused.
+/// The workspace version of the program (spec and sources), made once per content: a root
+/// version whose options record the same content hash is reused (one made from the same
+/// directory first).
 Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
                                             const program::ProgramSpec& spec,
                                             const std::string& contentHash) {
-  // The spec's directory too: a checkout of the version (or a fork of it) resolves the spec's
-  // include_dirs against it (program::checkoutVersion).
+  // The spec's directory too: a checkout of the version (or a fork of it) resolves the paths
+  // its spec gives relative to it, e.g. include_dirs (program::checkoutVersion).
+  const std::string directory = fs::absolute(spec.file).parent_path().string();
   const std::string options =
-      nlohmann::json{{"content", contentHash},
-                     {"directory", fs::absolute(spec.file).parent_path().string()}}
-          .dump();
+      nlohmann::json{{"content", contentHash}, {"directory", directory}}.dump();
   auto versions = ws.versions();
   if (!versions) return std::unexpected(versions.error());
-  for (const auto& v : *versions)
-    if (v.kind == workspace::VersionKind::program && !v.base && v.optionsJson == options)
-      return v.id;
+  std::optional<workspace::VersionId> sameContent;
+  for (const auto& v : *versions) {
+    if (v.kind != workspace::VersionKind::program || v.base) continue;
+    const auto recorded = nlohmann::json::parse(v.optionsJson, nullptr, false);
+    if (!recorded.is_object() || recorded.value("content", "") != contentHash) continue;
+    if (recorded.value("directory", "") == directory) return v.id;
+    if (!sameContent) sameContent = v.id;
+  }
+  if (sameContent) return *sameContent;
   workspace::NewVersion version;
   version.kind = workspace::VersionKind::program;
   version.label = spec.name;

@@ -508,12 +508,17 @@ Result<bool> compileSplitStub(const BuildCache& cache, const fs::path& nvcc,
   // fatbin file without its data, and the command.
   std::string material = step.value + '\0' + *rest + '\0';
   std::error_code ec;
+  std::vector<fs::path> stubFiles;  // in name order: directory order is unspecified
   for (const auto& e : fs::directory_iterator(embedded.parent_path(), ec)) {
     const std::string name = e.path().filename().string();
-    if (!name.ends_with(".cudafe1.cpp") && !name.ends_with(".cudafe1.stub.c")) continue;
-    auto bytes = readFile(e.path());
+    if (name.ends_with(".cudafe1.cpp") || name.ends_with(".cudafe1.stub.c"))
+      stubFiles.push_back(e.path());
+  }
+  std::ranges::sort(stubFiles);
+  for (const auto& file : stubFiles) {
+    auto bytes = readFile(file);
     if (!bytes) return std::unexpected(bytes.error());
-    material += name + '\0' + *bytes + '\0';
+    material += file.filename().string() + '\0' + *bytes + '\0';
   }
   // Each build runs in a temporary directory of its own (makeTempDir("argus-build")), whose
   // name the command and cudafe++'s line markers carry (a cached front end's, the build's that

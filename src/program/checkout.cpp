@@ -1,6 +1,9 @@
 #include "argus/program/checkout.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,8 +20,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// Written last into a complete checkout (before it is renamed into place).
+constexpr const char* kCompleteMarker = ".argus-checkout";
+
 bool isTritonIr(const fs::path& name) {
   return name.extension() == ".ttgir" || name.extension() == ".ttir";
+}
+
+/// The directory of the spec the root version of `version` was made from (its options record
+/// it as `directory`), if known.
+Result<std::optional<fs::path>> originDirectory(const workspace::Workspace& ws,
+                                                workspace::VersionRecord version) {
+  while (version.base) {
+    auto base = ws.version(*version.base);
+    if (!base) return std::unexpected(base.error());
+    version = std::move(*base);
+  }
+  const auto options = nlohmann::json::parse(version.optionsJson, nullptr, false);
+  if (options.is_object() && options.contains("directory") && options["directory"].is_string())
+    return std::optional<fs::path>(options["directory"].get<std::string>());
+  return std::optional<fs::path>{};
+}
+
+/// A unique name in `parent` for a directory being written.
+fs::path temporarySibling(const fs::path& dir) {
+  static std::atomic<unsigned> counter{0};
+  return dir.parent_path() /
+         fmt::format(".{}.tmp.{}.{}", dir.filename().string(), ::getpid(), counter++);
 }
 
 }  // namespace
@@ -39,6 +67,12 @@ Result<fs::path> checkoutVersion(const workspace::Workspace& ws, workspace::Vers
     return fail("checkout", fmt::format("{} holds no program spec (versions made by `argus query "
                                         "--program SPEC` and their forks do)",
                                         id.text()));
+  const fs::path specPath = dir / spec->name;
+  // A version never changes, so a complete checkout of it is reused as it is (rewriting it would
+  // pull the files from under a query that is running on them).
+  std::error_code ec;
+  if (fs::exists(dir / kCompleteMarker, ec)) return specPath;
+
   auto specText = ws.readArtifact(spec->artifact.id);
   if (!specText) return std::unexpected(specText.error());
   YAML::Node root;
@@ -51,103 +85,165 @@ Result<fs::path> checkoutVersion(const workspace::Workspace& ws, workspace::Vers
   if (!root.IsMap())
     return fail("checkout",
                 fmt::format("{}: its spec {} is not a YAML map", id.text(), spec->name));
-  if (root["include_dirs"]) {
-    // Include directories are not part of a version: they are resolved against the directory of
-    // the spec the root version was made from, which its options record.
-    std::optional<fs::path> origin;
-    for (auto v = version; v;) {
-      if (!v->base) {
-        const auto options = nlohmann::json::parse(v->optionsJson, nullptr, false);
-        if (options.is_object() && options.contains("directory"))
-          origin = options["directory"].get<std::string>();
-        break;
-      }
-      v = ws.version(*v->base);
-      if (!v) return std::unexpected(v.error());
-    }
-    std::error_code ec;
-    if (!origin || !fs::is_directory(*origin, ec))
+  bool changed = false;  // when nothing changes, the spec is written byte for byte
+
+  // Paths that lead out of the version (include directories, an interpreter, -I flags, library
+  // files) are resolved against the directory of the spec the root version was made from.
+  auto origin = originDirectory(ws, *version);
+  if (!origin) return std::unexpected(origin.error());
+  auto rebase = [&](const std::string& what, const std::string& path) -> Result<std::string> {
+    const fs::path p = path;
+    if (p.is_absolute()) return path;
+    if (!*origin || !fs::is_directory(**origin, ec))
       return fail("checkout",
-                  fmt::format("{}: its spec {} names include_dirs, which a version does not keep, "
-                              "and {}; query the spec's own directory instead",
-                              id.text(), spec->name,
-                              origin ? "the spec's directory " + origin->string() + " is gone"
-                                     : "the version does not record the spec's directory"));
+                  fmt::format("{}: its spec {} names `{}` ({}) relative to its own directory, "
+                              "which a version does not keep, and {}; query the spec's own "
+                              "directory instead",
+                              id.text(), spec->name, path, what,
+                              *origin ? "that directory " + (*origin)->string() + " is gone"
+                                      : "the version does not record the spec's directory"));
+    changed = true;
+    return (**origin / p).lexically_normal().string();
+  };
+  if (root["include_dirs"] && root["include_dirs"].IsSequence()) {
     YAML::Node dirs(YAML::NodeType::Sequence);
     for (const auto& entry : root["include_dirs"]) {
-      const fs::path include = entry.as<std::string>();
-      dirs.push_back(
-          (include.is_absolute() ? include : (*origin / include).lexically_normal()).string());
+      auto path = rebase("include_dirs", entry.as<std::string>());
+      if (!path) return std::unexpected(path.error());
+      dirs.push_back(*path);
     }
     root["include_dirs"] = dirs;
+  }
+  if (root["python"] && root["python"].IsScalar() &&
+      root["python"].as<std::string>().find('/') != std::string::npos) {
+    auto path = rebase("python", root["python"].as<std::string>());
+    if (!path) return std::unexpected(path.error());
+    root["python"] = *path;
+  }
+  if (root["nvcc_flags"] && root["nvcc_flags"].IsSequence()) {
+    YAML::Node flags(YAML::NodeType::Sequence);
+    bool includeNext = false;
+    for (const auto& entry : root["nvcc_flags"]) {
+      std::string flag = entry.as<std::string>();
+      if (includeNext || (flag.starts_with("-I") && flag.size() > 2)) {
+        const size_t at = includeNext ? 0 : 2;
+        auto path = rebase("an -I of nvcc_flags", flag.substr(at));
+        if (!path) return std::unexpected(path.error());
+        flag = flag.substr(0, at) + *path;
+      }
+      includeNext = flag == "-I";
+      flags.push_back(flag);
+    }
+    root["nvcc_flags"] = flags;
+  }
+  if (root["link_libraries"] && root["link_libraries"].IsSequence()) {
+    YAML::Node libs(YAML::NodeType::Sequence);
+    for (const auto& entry : root["link_libraries"]) {
+      std::string lib = entry.as<std::string>();
+      if (!lib.starts_with('-') && lib.find('/') != std::string::npos) {
+        auto path = rebase("link_libraries", lib);
+        if (!path) return std::unexpected(path.error());
+        lib = *path;
+      }
+      libs.push_back(lib);
+    }
+    root["link_libraries"] = libs;
   }
 
   std::map<std::string, const workspace::VersionFile*> byName;
   for (const auto& f : *files) byName[f.name] = &f;
   // Every path the spec names becomes the file name the version keeps it under.
-  auto rename = [&](const std::string& key) -> Result<void> {
+  auto flat = [&](const std::string& key, const YAML::Node& entry) -> Result<std::string> {
+    const std::string given = entry.as<std::string>();
+    const std::string name = fs::path(given).filename().string();
+    if (!byName.contains(name))
+      return fail("checkout", fmt::format("{}: its spec's `{}` names {}, which the version does "
+                                          "not hold",
+                                          id.text(), key, given));
+    changed = changed || name != given;
+    return name;
+  };
+  for (const char* key : {"script", "sources", "host_sources"}) {
     YAML::Node node = root[key];
-    if (!node) return {};
-    auto flat = [&](const YAML::Node& entry) -> Result<std::string> {
-      const std::string name = fs::path(entry.as<std::string>()).filename().string();
-      if (!byName.contains(name))
-        return fail("checkout", fmt::format("{}: its spec's `{}` names {}, which the version does "
-                                            "not hold",
-                                            id.text(), key, entry.as<std::string>()));
-      return name;
-    };
+    if (!node) continue;
     if (node.IsScalar()) {
-      auto name = flat(node);
+      auto name = flat(key, node);
       if (!name) return std::unexpected(name.error());
       root[key] = *name;
     } else if (node.IsSequence()) {
       YAML::Node list(YAML::NodeType::Sequence);
       for (const auto& entry : node) {
-        auto name = flat(entry);
+        auto name = flat(key, entry);
         if (!name) return std::unexpected(name.error());
         list.push_back(*name);
       }
       root[key] = list;
     }
-    return {};
-  };
-  for (const char* key : {"script", "sources", "host_sources"})
-    if (auto ok = rename(key); !ok) return std::unexpected(ok.error());
+  }
   // A fork's edited Triton IR joins `sources` (in place of any IR the spec listed).
   if (root["language"] && root["language"].as<std::string>() == "triton") {
-    std::vector<std::string> added;
+    std::vector<std::string> irs, listed;
     for (const auto& f : *files)
-      if (isTritonIr(f.name) && f.name != spec->name) added.push_back(f.name);
+      if (isTritonIr(f.name)) irs.push_back(f.name);
+    if (irs.size() > 1)
+      return fail("checkout",
+                  fmt::format("{} holds {} Triton IR files ({}); the kernel is compiled from one: "
+                              "give the edit the name of the IR it replaces (`argus ws fork "
+                              "BASE --file {}=EDITED`)",
+                              id.text(), irs.size(), fmt::join(irs, ", "), irs.front()));
     YAML::Node sources(YAML::NodeType::Sequence);
     if (root["sources"] && root["sources"].IsSequence())
-      for (const auto& entry : root["sources"])
-        if (!isTritonIr(entry.as<std::string>())) sources.push_back(entry);
-    if (added.size() > 1)
-      return fail("checkout", fmt::format("{} holds {} Triton IR files ({}); the kernel is "
-                                          "compiled from one: fork with one edited .ttgir",
-                                          id.text(), added.size(), fmt::join(added, ", ")));
-    for (const auto& name : added) sources.push_back(name);
-    root["sources"] = sources;
+      for (const auto& entry : root["sources"]) {
+        if (isTritonIr(entry.as<std::string>())) {
+          listed.push_back(entry.as<std::string>());
+          continue;
+        }
+        sources.push_back(entry);
+      }
+    for (const auto& name : irs) sources.push_back(name);
+    if (listed != irs) {
+      changed = true;
+      root["sources"] = sources;
+    }
   }
 
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir, ec);
-  if (ec) return fail("checkout", fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+  // Written beside the final directory and renamed into place: a checkout is complete or absent.
+  const fs::path temporary = temporarySibling(dir);
+  fs::create_directories(temporary, ec);
+  if (ec)
+    return fail("checkout", fmt::format("cannot create {}: {}", temporary.string(), ec.message()));
+  auto cleanup = [&] { fs::remove_all(temporary, ec); };
   for (const auto& f : *files) {
     if (&f == &*spec) continue;
     auto bytes = ws.readArtifact(f.artifact.id);
-    if (!bytes) return std::unexpected(bytes.error());
-    if (auto ok = writeFile(dir / f.name, *bytes); !ok) return std::unexpected(ok.error());
+    if (!bytes) return cleanup(), std::unexpected(bytes.error());
+    if (auto ok = writeFile(temporary / f.name, *bytes); !ok)
+      return cleanup(), std::unexpected(ok.error());
   }
-  YAML::Emitter out;
-  out << root;
-  const fs::path specPath = dir / spec->name;
-  if (auto ok = writeFile(specPath, fmt::format("# {} of workspace {}, written by Argus (the "
-                                                "version's own spec with its file names)\n{}\n",
-                                                id.text(), ws.directory().string(), out.c_str()));
-      !ok)
-    return std::unexpected(ok.error());
+  std::string text = *specText;
+  if (changed) {
+    YAML::Emitter out;
+    out << root;
+    text = std::string(out.c_str()) + "\n";
+  }
+  if (auto ok = writeFile(temporary / spec->name, text); !ok)
+    return cleanup(), std::unexpected(ok.error());
+  if (auto ok = writeFile(temporary / kCompleteMarker, id.text() + "\n"); !ok)
+    return cleanup(), std::unexpected(ok.error());
+  // An older, unmarked checkout (left by an interrupted writer) is moved aside first.
+  if (fs::exists(dir, ec) && !fs::exists(dir / kCompleteMarker, ec)) {
+    const fs::path stale = temporarySibling(dir);
+    fs::rename(dir, stale, ec);
+    fs::remove_all(stale, ec);
+  }
+  fs::rename(temporary, dir, ec);
+  if (ec) {
+    cleanup();
+    // Another process put the same version in place first.
+    if (fs::exists(dir / kCompleteMarker, ec)) return specPath;
+    return fail("checkout",
+                fmt::format("cannot put the checkout of {} at {}", id.text(), dir.string()));
+  }
   return specPath;
 }
 

@@ -88,10 +88,32 @@ TEST_F(Checkout, ForkWithEditedTtgirCompilesFromIt) {
   EXPECT_FALSE(tritonKernelIr(*rootLoaded));
   EXPECT_NE(*tritonProgramVersion(*rootLoaded), *tritonProgramVersion(*spec));
 
-  // Checking out again replaces the folder's contents.
-  ASSERT_TRUE(writeFile(dir_ / "co" / "stale.txt", "x"));
+  // A spec that names its files by their own names needs no rewriting: the checkout's is the
+  // version's, byte for byte (so a query of the checkout and of the original spec hash alike).
+  const std::string plain =
+      "name: t\nlanguage: triton\nscript: run.py\nsources: [kernel.py]\n# comment kept\n";
+  auto plainRoot = ws_->addVersion({.kind = workspace::VersionKind::program,
+                                    .files = {{"argus.yaml", "program_spec", plain},
+                                              {"run.py", "python_source", "print('PASS')\n"},
+                                              {"kernel.py", "python_source", "# kernel\n"}}});
+  ASSERT_TRUE(plainRoot);
+  auto plainSpec = checkoutVersion(*ws_, *plainRoot, dir_ / "plain");
+  ASSERT_TRUE(plainSpec) << plainSpec.error().text();
+  EXPECT_EQ(*readFile(*plainSpec), plain);
+
+  // A complete checkout is reused as it is: a query may be running on its files.
+  ASSERT_TRUE(writeFile(dir_ / "co" / "in-use.txt", "x"));
+  auto again = checkoutVersion(*ws_, *fork, dir_ / "co");
+  ASSERT_TRUE(again) << again.error().text();
+  EXPECT_EQ(*again, *specPath);
+  EXPECT_TRUE(fs::exists(dir_ / "co" / "in-use.txt"));
+  // One left incomplete (no marker: an interrupted writer) is replaced.
+  fs::remove(dir_ / "co" / ".argus-checkout");
   ASSERT_TRUE(checkoutVersion(*ws_, *fork, dir_ / "co"));
-  EXPECT_FALSE(fs::exists(dir_ / "co" / "stale.txt"));
+  EXPECT_FALSE(fs::exists(dir_ / "co" / "in-use.txt"));
+  EXPECT_TRUE(fs::exists(dir_ / "co" / "kernel.ttgir"));
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_FALSE(e.path().filename().string().starts_with(".co.tmp")) << e.path();
 }
 
 TEST_F(Checkout, SaysWhatIsWrong) {

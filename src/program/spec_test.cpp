@@ -230,10 +230,12 @@ TEST_F(SpecTest, TritonVariantWrapperOverridesTheEditedIrToo) {
   // The wrapper is a shell script that writes both files: run it with a stand-in interpreter
   // that lists the override folder instead of running Python.
   spec->python = "sh";
-  ASSERT_TRUE(writeFile(dir_ / "run.py",
-                        "find \"$TRITON_OVERRIDE_DIR\" -type f | sort\n"
-                        "echo \"Overriding kernel with file $TRITON_OVERRIDE_DIR/HASH/k.ptx\"\n"
-                        "exit 3\n"));
+  ASSERT_TRUE(
+      writeFile(dir_ / "run.py",
+                "find \"$TRITON_OVERRIDE_DIR\" -type f | sort\n"
+                "echo; echo \"Overriding kernel with file $TRITON_OVERRIDE_DIR/HASH/k.ptx\"\n"
+                "echo; echo kept; echo; echo\n"
+                "exit 3\n"));
   auto listing = writeTritonVariant(*spec, dump, "// ptx\n", dir_ / "listing");
   ASSERT_TRUE(listing);
   auto ran = runProcess(
@@ -241,8 +243,10 @@ TEST_F(SpecTest, TritonVariantWrapperOverridesTheEditedIrToo) {
       {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(20), .environment = {}});
   ASSERT_TRUE(ran) << ran.error().text();
   EXPECT_EQ(ran->exitCode, 3) << ran->err;  // the script's own exit status
-  // Triton's notice names a temporary folder: dropped, so equal runs print equal output.
+  // Triton's notice (an empty line, then the line naming a temporary folder) is dropped, so equal
+  // runs print equal output; the program's own empty lines stay.
   EXPECT_EQ(ran->out.find("Overriding kernel"), std::string::npos) << ran->out;
+  EXPECT_TRUE(ran->out.ends_with("k.ttgir\n\nkept\n\n\n")) << ran->out;
   EXPECT_NE(ran->out.find("/HASH/k.ptx"), std::string::npos) << ran->out;
   EXPECT_NE(ran->out.find("/HASH/k.ttgir"), std::string::npos) << ran->out;
 }

@@ -220,11 +220,15 @@ Result<fs::path> writeTritonVariant(const ProgramSpec& spec, const TritonKernelD
       "{9}"
       "cd {6}\n"
       "set +e\n"
-      "# Triton's notice of the substitution names this run's temporary folder; it is dropped so\n"
-      "# that the output is the program's own and equal between runs of equal results.\n"
+      "# Triton's notice of each substituted stage (an empty line, then `Overriding kernel with\n"
+      "# file` and this run's temporary folder) is dropped, so that the output is the program's\n"
+      "# own and equal between runs of equal results.\n"
       "{{ PYTHONPATH={10}${{PYTHONPATH:+:$PYTHONPATH}} TRITON_KERNEL_OVERRIDE=1 "
       "TRITON_OVERRIDE_DIR=\"$dir\" TRITON_ALWAYS_COMPILE=1 {7} {8} \"$@\"; "
-      "echo $? > \"$dir/status\"; }} | sed '/^Overriding kernel with file /d'\n"
+      "echo $? > \"$dir/status\"; }} | awk '"
+      "held {{ held = 0; if ($0 ~ /^Overriding kernel with file /) next; print \"\" }} "
+      "$0 == \"\" {{ held = 1; next }} /^Overriding kernel with file / {{ next }} {{ print }} "
+      "END {{ if (held) print \"\" }}'\n"
       "exit \"$(cat \"$dir/status\")\"\n",
       spec.name, dump.kernel, spec.script.filename().string(), dump.sourceHash, ptx,
       ptx.ends_with("\n") ? "" : "\n", shellQuote(spec.file.parent_path().string()),

@@ -53,7 +53,7 @@ with tempfile.TemporaryDirectory() as ws:
     os.environ["ARGUS_BIN"] = argus
     import argus as client  # noqa: E402
     try:
-        ttgir = client.dumped_ttgir(ws, kernel)
+        ttgir = client.dumped_ttgir(ws, kernel, program=spec)
         check("@argus begin epilogue" in ttgir, "argus.dumped_ttgir: the query's TTGIR")
     except client.ArgusError as e:
         check(False, f"argus.dumped_ttgir: {e.message}")

@@ -223,9 +223,11 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
       return std::unexpected(taskError(ctx, kName, "base64 failed: " + encoded->err));
     cubin = *assembled;
     cubinBase64 = std::move(encoded->out);
+    // The system's ptxas (the one Argus's CUDA builds use), not the one Triton bundles: the
+    // cubin measured can differ from what Triton itself would have made of this PTX.
     ctx.log += fmt::format(
-        "build_variant: ptxas -arch={} -lineinfo assembled {} for the cubin "
-        "override\n",
+        "build_variant: ptxas -arch={} -lineinfo (the system's, not Triton's own) assembled {} "
+        "for the cubin override\n",
         m[1].str(), assembled->string());
   }
   auto wrapper = program::writeTritonVariant(spec, dump, ptx, ctx.taskDir, cubinBase64);
