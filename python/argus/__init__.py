@@ -69,8 +69,9 @@ def engine() -> str:
         "checkout (./scripts/setup.sh)", [], -1)
 
 
-def _run_bytes(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> bytes:
-    """The engine's stdout as bytes; raises with its message when it exits otherwise."""
+def _engine_run(args: Sequence[str], ok_codes: Iterable[int]) -> subprocess.CompletedProcess:
+    """Runs the engine (stdout and stderr as bytes); raises with its message when its exit code
+    is not one of ``ok_codes``."""
     command = [engine(), *args]
     proc = subprocess.run(command, capture_output=True)
     if proc.returncode not in tuple(ok_codes):
@@ -79,18 +80,29 @@ def _run_bytes(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> bytes:
         # The engine prefixes its errors with "argus: "; keep its message, not the prefix.
         lines = [l[len("argus: "):] if l.startswith("argus: ") else l for l in message.splitlines()]
         raise ArgusError("\n".join(lines), command, proc.returncode, out)
-    return proc.stdout
+    return proc
+
+
+def _run_bytes(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> bytes:
+    """The engine's stdout as bytes."""
+    return _engine_run(args, ok_codes).stdout
 
 
 def _run(args: Sequence[str], ok_codes: Iterable[int] = (0,)) -> dict:
-    command = [engine(), *args]
-    stdout = _run_bytes(args, ok_codes)
-    proc = subprocess.CompletedProcess(command, 0, stdout.decode(errors="replace"))
+    """The engine's stdout as JSON."""
+    proc = _engine_run(args, ok_codes)
+    stdout = proc.stdout.decode(errors="replace")
     try:
-        return json.loads(proc.stdout)
+        return json.loads(stdout)
     except json.JSONDecodeError as e:
-        raise ArgusError(f"the engine's output is not JSON ({e}): {proc.stdout[:200]!r}", command,
-                         proc.returncode, proc.stdout) from None
+        raise ArgusError(f"the engine's output is not JSON ({e}): {stdout[:200]!r}", proc.args,
+                         proc.returncode, stdout) from None
+
+
+def _is_version_id(program: PathLike) -> bool:
+    """Whether ``program`` names a workspace version ("v5") rather than a file."""
+    return (isinstance(program, str) and re.fullmatch(r"v[0-9]+", program) is not None
+            and not Path(program).exists())
 
 
 def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
@@ -102,8 +114,7 @@ def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
         raise ArgusError("no signals: name at least one, e.g. signals=['duration'] "
                          "(`argus recipes` lists them)", [], -1)
     # A workspace version id ("v5", e.g. what fork() returned) names a program version.
-    is_version = (isinstance(program, str) and re.fullmatch(r"v[0-9]+", program) is not None
-                  and not Path(program).exists())
+    is_version = _is_version_id(program)
     if is_version and not workspace:
         raise ArgusError(f"program {program!r} is a workspace version: give workspace= too", [], -1)
     args = ["--version" if is_version else "--program", str(program), "--signals", ",".join(signals)]
@@ -265,10 +276,9 @@ def dumped_ttgir(workspace: PathLike, kernel: Optional[str] = None,
     def wanted(target: str) -> bool:
         if program is None:
             return True
-        name = str(program)
-        if re.fullmatch(r"v[0-9]+", name) and not Path(name).exists():
-            return f"{os.sep}checkouts{os.sep}{name}{os.sep}" in target
-        return Path(target).resolve() == Path(name).resolve()
+        if _is_version_id(str(program)):
+            return f"{os.sep}checkouts{os.sep}{program}{os.sep}" in target
+        return Path(target).resolve() == Path(program).resolve()
 
     listing = _run(["ws", "list", "--workspace", str(workspace), "--json"])
     for task in reversed(listing.get("tasks", [])):

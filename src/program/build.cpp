@@ -495,7 +495,7 @@ void storeFrontEnd(const BuildCache& cache, const std::string& key, const fs::pa
 /// untouched) when the embedded fatbin file is not in the form splitFatbinData knows.
 Result<bool> compileSplitStub(const BuildCache& cache, const fs::path& nvcc,
                               const std::vector<std::string>& flags, const fs::path& source,
-                              const DryrunLine& step,
+                              const std::string& frontKey, const DryrunLine& step,
                               const std::vector<std::pair<std::string, std::string>>& env,
                               const fs::path& embedded, const fs::path& fatbin, const fs::path& tmp,
                               Builder& builder) {
@@ -525,10 +525,9 @@ Result<bool> compileSplitStub(const BuildCache& cache, const fs::path& nvcc,
   // made it): it is not an input.
   static const std::regex buildDir(R"(argus-build-[A-Za-z0-9]{6})");
   material = std::regex_replace(material, buildDir, "argus-build-DIR");
-  auto sourceBytes = readFile(source);
-  if (!sourceBytes) return std::unexpected(sourceBytes.error());
+  // The front end's key already stands for the source's bytes.
   const std::string key =
-      BuildCache::key("device-stub", nvcc, flags, source, *sourceBytes + '\0' + material);
+      BuildCache::key("device-stub", nvcc, flags, source, frontKey + '\0' + material);
   const fs::path object = outputOf(step.words);
   if (cache.fetch(key, object)) {
     BuildStep reused;
@@ -677,8 +676,8 @@ Result<void> buildIn(const ProgramSpec& spec, std::string_view ptx, const fs::pa
     }
     if (frontCached && i < *ptxas) continue;
     if (splitStub && i == *stub) {
-      auto split = compileSplitStub(cache, *nvcc, flags, source, l, env, embeddedFatbin, fatbinFile,
-                                    tmp, builder);
+      auto split = compileSplitStub(cache, *nvcc, flags, source, frontKey, l, env, embeddedFatbin,
+                                    fatbinFile, tmp, builder);
       if (!split) return std::unexpected(split.error());
       if (*split) continue;
       // nvcc's file was not in the form splitFatbinData knows: the stub compiles as is.

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include "argus/program/triton.h"
 #include "argus/support/process.h"
 
 namespace argus::program {
@@ -22,10 +23,6 @@ namespace fs = std::filesystem;
 
 /// Written last into a complete checkout (before it is renamed into place).
 constexpr const char* kCompleteMarker = ".argus-checkout";
-
-bool isTritonIr(const fs::path& name) {
-  return name.extension() == ".ttgir" || name.extension() == ".ttir";
-}
 
 /// The directory of the spec the root version of `version` was made from (its options record
 /// it as `directory`), if known.
@@ -184,7 +181,7 @@ Result<fs::path> checkoutVersion(const workspace::Workspace& ws, workspace::Vers
   if (root["language"] && root["language"].as<std::string>() == "triton") {
     std::vector<std::string> irs, listed;
     for (const auto& f : *files)
-      if (isTritonIr(f.name)) irs.push_back(f.name);
+      if (isTritonIrFile(f.name)) irs.push_back(f.name);
     if (irs.size() > 1)
       return fail("checkout",
                   fmt::format("{} holds {} Triton IR files ({}); the kernel is compiled from one: "
@@ -194,7 +191,7 @@ Result<fs::path> checkoutVersion(const workspace::Workspace& ws, workspace::Vers
     YAML::Node sources(YAML::NodeType::Sequence);
     if (root["sources"] && root["sources"].IsSequence())
       for (const auto& entry : root["sources"]) {
-        if (isTritonIr(entry.as<std::string>())) {
+        if (isTritonIrFile(entry.as<std::string>())) {
           listed.push_back(entry.as<std::string>());
           continue;
         }

@@ -1,6 +1,7 @@
 #include "argus/program/program.h"
 
 #include "argus/program/build.h"
+#include "argus/program/triton.h"
 
 #include <cxxabi.h>
 
@@ -163,9 +164,7 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
                     "`host_sources`: they are compiled unchanged, their device code included",
                     sources->size())));
   if (triton) {
-    const auto irs = std::count_if(sources->begin(), sources->end(), [](const fs::path& f) {
-      return f.extension() == ".ttgir" || f.extension() == ".ttir";
-    });
+    const auto irs = std::ranges::count_if(*sources, isTritonIrFile);
     if (irs > 1)
       return std::unexpected(specError(
           file, "sources",

@@ -37,10 +37,6 @@ std::string pythonPath(const ProgramSpec& spec) {
   return path;
 }
 
-}  // namespace
-
-namespace {
-
 /// One run of the script with Triton's dump knobs (and `extraEnv`) into `dumpDir`: the one
 /// compiled `kernel`'s PTX file, and what the script printed.
 struct DumpRun {
@@ -114,10 +110,14 @@ Result<DumpRun> runDump(const ProgramSpec& spec, const std::string& kernel, cons
 
 }  // namespace
 
+bool isTritonIrFile(const fs::path& file) {
+  return file.extension() == ".ttgir" || file.extension() == ".ttir";
+}
+
 std::optional<fs::path> tritonKernelIr(const ProgramSpec& spec) {
   if (spec.language != "triton") return std::nullopt;
   for (const auto& source : spec.sources)
-    if (source.extension() == ".ttgir" || source.extension() == ".ttir") return source;
+    if (isTritonIrFile(source)) return source;
   return std::nullopt;
 }
 

@@ -36,6 +36,9 @@ struct TritonKernelDump {
   std::string ir;
 };
 
+/// Whether `file` is a Triton IR file by its extension (`.ttgir` or `.ttir`).
+[[nodiscard]] bool isTritonIrFile(const std::filesystem::path& file);
+
 /// The Triton IR file (`.ttgir` or `.ttir`) a Triton spec lists in `sources`, if any: the kernel
 /// is compiled from it instead of from the script's Python source (an optimizer's edited TTGIR;
 /// `argus ws fork --file kernel.ttgir=EDITED`). It also gives the regions Argus plans with.

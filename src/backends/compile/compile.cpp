@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -207,13 +206,14 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
   std::optional<fs::path> cubin;
   std::string cubinBase64;
   if (std::ranges::find(ctx.task.outputs, "cubin") != ctx.task.outputs.end()) {
-    static const std::regex target(R"(^\s*\.target\s+(sm_[0-9]+a?))", std::regex::multiline);
-    std::smatch m;
-    if (!std::regex_search(ptx, m, target))
+    auto module = ptx::parseModule(ptx, dump.kernel + ".ptx");
+    if (!module) return std::unexpected(module.error());
+    const std::string arch = module->target();
+    if (arch.empty())
       return std::unexpected(taskError(ctx, kName, "the Triton PTX has no `.target sm_NN` line"));
     std::error_code ec;
     fs::create_directories(ctx.taskDir, ec);
-    auto assembled = sass::assemblePtx(ptx, m[1].str(), ctx.taskDir, dump.kernel, true);
+    auto assembled = sass::assemblePtx(ptx, arch, ctx.taskDir, dump.kernel, true);
     if (!assembled) return std::unexpected(assembled.error());
     auto encoded = runProcess(
         {"base64", "-w", "76", assembled->string()},
@@ -228,7 +228,7 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
     ctx.log += fmt::format(
         "build_variant: ptxas -arch={} -lineinfo (the system's, not Triton's own) assembled {} "
         "for the cubin override\n",
-        m[1].str(), assembled->string());
+        arch, assembled->string());
   }
   auto wrapper = program::writeTritonVariant(spec, dump, ptx, ctx.taskDir, cubinBase64);
   if (!wrapper) return std::unexpected(wrapper.error());

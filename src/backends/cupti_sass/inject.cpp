@@ -306,25 +306,29 @@ void listMetrics(const char* chip) {
   }
 }
 
-/// Wall time of one set-up or collection phase, appended to setup.jsonl when it ends
+/// Appends the wall time of one set-up or collection phase, from `start` to now, to setup.jsonl
 /// ({"phase", "ms", "seq"}): where a collection's added time goes (the first profiled launch
-/// pays for CUPTI's profiler set-up and the module's patching).
+/// pays for CUPTI's profiler set-up and the module's patching). Nothing before initialisation.
+void recordPhase(const std::string& phase, std::chrono::steady_clock::time_point start,
+                 std::int64_t seq = -1) {
+  if (gState == nullptr) return;
+  json line = {
+      {"phase", phase},
+      {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                 .count()}};
+  if (seq >= 0) line["seq"] = seq;
+  std::lock_guard lock(gState->mutex);
+  appendLine(gState->dir / "setup.jsonl", line.dump());
+}
+
+/// recordPhase for the scope it lives in.
 class PhaseTimer {
  public:
   explicit PhaseTimer(std::string phase, std::int64_t seq = -1)
       : phase_(std::move(phase)), seq_(seq), start_(std::chrono::steady_clock::now()) {}
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
-  ~PhaseTimer() {
-    if (gState == nullptr) return;
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
-            .count();
-    json line = {{"phase", phase_}, {"ms", ms}};
-    if (seq_ >= 0) line["seq"] = seq_;
-    std::lock_guard lock(gState->mutex);
-    appendLine(gState->dir / "setup.jsonl", line.dump());
-  }
+  ~PhaseTimer() { recordPhase(phase_, start_, seq_); }
 
  private:
   std::string phase_;
@@ -867,16 +871,10 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                                 : CUDA_SUCCESS;
   if (launched != CUDA_SUCCESS) p.note = "launch failed: " + api.describe(launched);
   std::string file;
-  if (p.selected) {
-    // Enter callback (flush, enable) + the launch call itself (lazy patching happens here).
-    json line = {{"phase", "profiled launch: enter to exit callback"},
-                 {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                                  p.entered)
-                            .count()},
-                 {"seq", e.seq}};
-    std::lock_guard lock(gState->mutex);
-    appendLine(gState->dir / "setup.jsonl", line.dump());
-  }
+  // Enter callback (flush, enable) + the launch call itself (lazy patching happens here).
+  if (p.selected)
+    recordPhase("profiled launch: enter to exit callback", p.entered,
+                static_cast<std::int64_t>(e.seq));
   if (p.selected || p.flushOnly) {
     // The context is the launch's; make sure the data of this launch is complete.
     {
@@ -1160,14 +1158,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     try {
       const auto start = std::chrono::steady_clock::now();
       result = argus::cupti_sass::initialize();
-      if (argus::cupti_sass::gState != nullptr)
-        argus::cupti_sass::appendLine(
-            argus::cupti_sass::gState->dir / "setup.jsonl",
-            argus::cupti_sass::json{{"phase", "InitializeInjection"},
-                                    {"ms", std::chrono::duration<double, std::milli>(
-                                               std::chrono::steady_clock::now() - start)
-                                               .count()}}
-                .dump());
+      argus::cupti_sass::recordPhase("InitializeInjection", start);
     } catch (...) {
       std::fprintf(stderr, "argus-cupti: initialisation failed; collecting nothing\n");
     }
