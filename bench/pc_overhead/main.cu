@@ -1,7 +1,10 @@
 // Host side of bench/pc_overhead: launches the kernel N times (default 5) and prints, per launch,
 // the host wall time from launch to synchronize and the GPU time between two events, as JSON
 // lines. Under a collector (libargus_cupti_sass.so) the wall time includes what the collector adds
-// to that launch (patching, synchronization, record flush of the launch before). Exit 77: no GPU.
+// to that launch (patching, synchronization, record flush of the launch before). A last line gives
+// the time from main's start to the first allocation's return (CUDA and context set-up) and to
+// main's end, so that a process's added time splits into set-up, launches and exit. Exit 77: no
+// GPU.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +14,10 @@
 extern "C" __global__ void pc_overhead(float* out, float a, float b);
 
 int main(int argc, char** argv) {
+  const auto mainStart = std::chrono::steady_clock::now();
+  const auto msSince = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
   const int launches = argc > 1 ? std::atoi(argv[1]) : 5;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -19,6 +26,7 @@ int main(int argc, char** argv) {
   }
   float* out = nullptr;
   if (cudaMalloc(&out, 128 * 256 * sizeof(float)) != cudaSuccess) return 1;
+  const double setupMs = msSince(mainStart);
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
@@ -39,5 +47,6 @@ int main(int argc, char** argv) {
   cudaMemcpy(&host, out, sizeof(float), cudaMemcpyDeviceToHost);
   std::printf("PASS out[0]=%g\n", static_cast<double>(host));
   cudaFree(out);
+  std::printf("{\"setup_ms\": %.2f, \"main_ms\": %.2f}\n", setupMs, msSince(mainStart));
   return 0;
 }

@@ -25,11 +25,15 @@
 //   ARGUS_SASS_METRICS          comma-separated SASS metric names, or 1 / default for
 //                               smsp__sass_inst_executed,smsp__sass_thread_inst_executed.
 //   ARGUS_SASS_GRANULARITY      gpu (default) | sm | smsp: one value per GPU, per SM, per SMSP.
-//                               On the H200 (CUDA 13.0, driver 580) `sm` gave records whose
-//                               values were all 0 in every flush variant; NVIDIA's sample, which
-//                               counted there, uses `gpu`.
+//                               On the H200 (CUDA 13.0, driver 580; scripts/gpu/
+//                               sass-granularity.sh) `sm` and `smsp` give every instance the same
+//                               value, also the 4 SMs a 128-CTA launch leaves idle, and their sum
+//                               is 132/128 of the `gpu` total at every PC; `gpu` equals ncu. So
+//                               they are not per-SM counts, and no recipe keeps the SM coordinate.
 //   ARGUS_SASS_ENABLE_AT        launch (default: at the first selected launch) | context (when
 //                               a context is created; every kernel of it is then patched).
+//   ARGUS_CUPTI_INIT            early (default: CUPTI's profiler initialisation starts on its own
+//                               thread at injection) | inline (at the first configuration).
 //   ARGUS_SASS_FLUSH            deferred (default: a launch's records are flushed when the next
 //                               launch starts, the context is destroyed or the process exits) |
 //                               launch (in the launch's own exit callback; counts read 0 on
@@ -63,6 +67,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -159,6 +164,10 @@ struct State {
   bool sassAtContext = false;    ///< Enable SASS metrics when a context is created, not at launch.
   bool sassFlushInExit = false;  ///< Flush in the launch's own exit callback (not deferred).
   bool profilerInitialized = false;
+  /// cuptiProfilerInitialize started on its own thread by InitializeInjection (ARGUS_CUPTI_INIT=
+  /// early): its result and how long it took. Invalid when it runs inline at the first
+  /// configuration instead.
+  std::shared_future<std::pair<CUptiResult, double>> earlyProfilerInit;
   bool metricsListed = false;
   CUpti_SubscriberHandle subscriber = nullptr;
 
@@ -306,19 +315,24 @@ void listMetrics(const char* chip) {
   }
 }
 
-/// Appends the wall time of one set-up or collection phase, from `start` to now, to setup.jsonl
-/// ({"phase", "ms", "seq"}): where a collection's added time goes (the first profiled launch
-/// pays for CUPTI's profiler set-up and the module's patching). Nothing before initialisation.
-void recordPhase(const std::string& phase, std::chrono::steady_clock::time_point start,
-                 std::int64_t seq = -1) {
+/// Appends the wall time of one set-up or collection phase to setup.jsonl ({"phase", "ms", "seq"}):
+/// where a collection's added time goes (CUPTI's profiler set-up, the module's patching at the
+/// first profiled launch). Nothing before initialisation.
+void appendPhase(const std::string& phase, double ms, std::int64_t seq = -1) {
   if (gState == nullptr) return;
-  json line = {
-      {"phase", phase},
-      {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                 .count()}};
+  json line = {{"phase", phase}, {"ms", ms}};
   if (seq >= 0) line["seq"] = seq;
   std::lock_guard lock(gState->mutex);
   appendLine(gState->dir / "setup.jsonl", line.dump());
+}
+
+/// appendPhase of the wall time from `start` to now.
+void recordPhase(const std::string& phase, std::chrono::steady_clock::time_point start,
+                 std::int64_t seq = -1) {
+  appendPhase(
+      phase,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+      seq);
 }
 
 /// recordPhase for the scope it lives in.
@@ -350,10 +364,29 @@ bool configureSassDevice(int device) {
     return false;
   }
   if (!gState->profilerInitialized) {
-    CUpti_Profiler_Initialize_Params init{};
-    init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
-    const PhaseTimer timer("cuptiProfilerInitialize");
-    if (!check(api.cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
+    if (gState->earlyProfilerInit.valid()) {
+      const auto start = std::chrono::steady_clock::now();
+      // The thread takes no lock of ours, so waiting here while holding gState->mutex is safe.
+      // A driver lock held by this thread could still stall it: give up after a minute rather
+      // than hang the program.
+      if (gState->earlyProfilerInit.wait_for(std::chrono::minutes(1)) !=
+          std::future_status::ready) {
+        reportError(
+            "cuptiProfilerInitialize, started at injection, did not finish within a "
+            "minute; collecting nothing (ARGUS_CUPTI_INIT=inline runs it at the first "
+            "configuration instead)");
+        return false;
+      }
+      recordPhase("wait for the early cuptiProfilerInitialize", start);
+      const auto [result, ms] = gState->earlyProfilerInit.get();
+      appendPhase("cuptiProfilerInitialize (early, own thread)", ms);
+      if (!check(result, "cuptiProfilerInitialize (early)")) return false;
+    } else {
+      CUpti_Profiler_Initialize_Params init{};
+      init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+      const PhaseTimer timer("cuptiProfilerInitialize");
+      if (!check(api.cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
+    }
     gState->profilerInitialized = true;
   }
   CUpti_Device_GetChipName_Params chip{};
@@ -933,6 +966,7 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     auto it = gState->contexts.find(data->context);
     if (it == gState->contexts.end()) return;
+    const PhaseTimer timer("context destruction: flush and disable");
     disableSampling(data->context, *it->second);
     flushPendingSass(data->context, *it->second);
     disableSass(data->context, *it->second);
@@ -1011,6 +1045,7 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
 void atExit() {
   if (gState == nullptr) return;
   tInCallback = true;  // Calls below must not re-enter our callbacks.
+  const PhaseTimer timer("exit handler: flush");
   {
     std::lock_guard lock(gState->mutex);
     for (auto& [context, c] : gState->contexts) {
@@ -1122,6 +1157,25 @@ int initialize() {
     gState = nullptr;
     reportError("collecting nothing");
     return 1;
+  }
+  // CUPTI's profiler initialisation takes about 80 ms on the H200 (CUDA 13.0, driver 580), most
+  // of a SASS-metrics collection's added time (bench/pc_overhead). It needs no context, so it
+  // starts now on its own thread and overlaps the program's context creation and host set-up;
+  // the first configuration waits for it. ARGUS_CUPTI_INIT=inline runs it there instead.
+  if (const char* init = std::getenv("ARGUS_CUPTI_INIT");
+      sass && (init == nullptr || std::string(init) != "inline")) {
+    state->earlyProfilerInit =
+        std::async(std::launch::async, [] {
+          const auto start = std::chrono::steady_clock::now();
+          CUpti_Profiler_Initialize_Params params{};
+          params.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+          const CUptiResult result = vendor().cuptiProfilerInitialize != nullptr
+                                         ? vendor().cuptiProfilerInitialize(&params)
+                                         : CUPTI_ERROR_NOT_SUPPORTED;
+          return std::pair{result, std::chrono::duration<double, std::milli>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count()};
+        }).share();
   }
   // Kernel durations from CUPTI activity records, for PC sampling only. Measured on the H200
   // (CUDA 13.0, driver 580): with CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL enabled every SASS metric
