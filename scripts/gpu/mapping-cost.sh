@@ -35,6 +35,13 @@ for rep in 1 2 3; do
         ARGUS_PC_KERNELS=pc_overhead ARGUS_SASS_ENABLE_AT=$at ARGUS_CUPTI_INIT=$init
     done
   done
+  # The other per-PC families with the defaults: the cupti_sass executor's five metrics, and PC
+  # sampling (which needs no profiler initialisation).
+  run "sass5_$rep" CUDA_INJECTION64_PATH="$lib" ARGUS_OUT_DIR="$work/out_sass5_$rep" \
+    ARGUS_SASS_METRICS=smsp__sass_inst_executed,smsp__sass_thread_inst_executed,smsp__sass_thread_inst_executed_pred_on,smsp__sass_inst_executed_op_global,smsp__sass_inst_executed_op_shared \
+    ARGUS_PC_KERNELS=pc_overhead
+  run "sampling_$rep" CUDA_INJECTION64_PATH="$lib" ARGUS_OUT_DIR="$work/out_sampling_$rep" \
+    ARGUS_PC_SAMPLING=1 ARGUS_PC_KERNELS=pc_overhead
 done
 python3 - "$work" <<'PY' | tee "$out/mapping-cost.txt"
 import collections, glob, json, statistics, sys
@@ -58,9 +65,10 @@ def launches(name):
 n = launches("native")
 print(f"native: first launch {n[0]:.1f} us, later {n[1]:.1f} us, process {n[2]:.0f} ms "
       f"(CUDA set-up in main {n[3]:.0f} ms, before and after main {n[4]:.0f} ms)")
-for at in ("launch-inline", "launch-early", "context-inline", "context-early"):
+for at in ("launch-inline", "launch-early", "context-inline", "context-early", "sass5",
+           "sampling"):
     f, l, p, s, o = launches(at)
-    print(f"enable at {at} init: first launch {f / 1e3:.2f} ms (+{(f - n[0]) / 1e3:.2f}), later "
+    print(f"{at}: first launch {f / 1e3:.2f} ms (+{(f - n[0]) / 1e3:.2f}), later "
           f"{l / 1e3:.3f} ms (+{(l - n[1]) / 1e3:.3f}), process {p:.0f} ms (+{p - n[2]:.0f}; "
           f"CUDA set-up in main +{s - n[3]:.0f}, before and after main +{o - n[4]:.0f})")
     phases = collections.defaultdict(list)

@@ -140,6 +140,7 @@ def load(name):
             if not line.startswith("{"): continue
             j = json.loads(line)
             if "process_ms" in j: procs.append(j["process_ms"]); continue
+            if "setup_ms" in j: continue
             (first if j["launch"] == 0 else steady).append(j["wall_us"])
             events.append(j["event_us"])
     return first, steady, events, procs
