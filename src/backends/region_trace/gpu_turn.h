@@ -17,7 +17,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -73,7 +72,6 @@ class GpuTurn {
         fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       }
       if (fd_ < 0) return "cannot open the turn file " + path + ": " + std::strerror(errno);
-      fd_ = aboveDriverDescriptors(fd_);
     }
     // A conversion is not atomic: the old hold goes first, so two converting processes cannot
     // deadlock.
@@ -88,25 +86,6 @@ class GpuTurn {
     }
     hold_ = hold;
     return "";
-  }
-
-  /// A hold ends when its descriptor closes. At exit the kernel closes a process's descriptors in
-  /// ascending order, and the GPU driver's, most of them opened with the context after this one,
-  /// tear the context down on the device (memory, channels) as they close: with a low number the
-  /// hold would end before that teardown. `fd` moved as high as the descriptor limit allows
-  /// (at most 4095) closes last; `fd` itself when no higher number is free.
-  static int aboveDriverDescriptors(int fd) {
-    rlimit limit{};
-    rlim_t top = 4096;
-    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < top) top = limit.rlim_cur;
-    for (auto floor = static_cast<int>(top) - 1; floor > fd; floor -= 8) {
-      const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, floor);
-      if (high >= 0) {
-        ::close(fd);
-        return high;
-      }
-    }
-    return fd;
   }
 
   int fd_ = -1;
