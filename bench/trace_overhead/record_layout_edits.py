@@ -29,6 +29,13 @@
   pinsmem  `pinned` into a per-warp shared-memory ring of 32 16-byte entries (32-bit addresses:
            no register pairs to align), copied to the trace buffer 32 at a time by the whole warp
            in a block the hot path branches around. Timing only.
+  lanes8   the record unchanged (32 bytes, the decoder's layout), written by lanes 0-7 of a
+           converged warp with one 4-byte store each (one st.global.u32 per warp: one register
+           read per lane instead of the two 16-byte stores' eight). Every lane holds the same
+           marker values (one timer read per warp), so lane k picks word k with three selects
+           on its lane bits; a diverged warp keeps the elected lane's two stores, branched
+           around when converged. The stores' cost follows the bytes of registers they read,
+           warp-wide (BENCHMARKS.md), which this cuts eightfold.
 A `+wb` suffix (e.g. early8+wb) also drops the stores' `.cs` (streaming) cache hint. Each kernel
 of the file is edited alike. The seed kernels have one region and no nesting, so the record counter
 at a begin marker is the counter at its end marker; the edits are for this measurement, not a
@@ -57,6 +64,8 @@ def edit_kernel(lines, variant):
         return smem_ring(lines)
     if variant in ('pinned', 'pinsmem'):
         return pinned(lines, ring=variant == 'pinsmem')
+    if variant == 'lanes8':
+        return lane_words(lines)
     # The end marker's leader / slot / sequence computations move to the begin marker.
     movable = ('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st', 'min.u32 %argus_t1',
                'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2', 'or.b32 %argus_t2')
@@ -112,6 +121,52 @@ def split_stores(lines):
                         '\tmov.b64 {%argus_h2, %argus_h3}, %argus_now;',
                         '\t@%argus_st st.global.cs.v4.u32 [%argus_a1+16], '
                         '{%argus_h2, %argus_h3, %argus_cta, %argus_t2};']
+            continue
+        out.append(line)
+    return out
+
+
+def lane_words(lines):
+    """The `lanes8` variant of one kernel (see the module's docstring)."""
+    skips = iter(range(1, 1000))
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line, '	.reg .b32 %argus_lane;', '	.reg .b32 %argus_w<8>;',
+                    '	.reg .pred %argus_k<3>;', '	.reg .pred %argus_l8;',
+                    '	.reg .pred %argus_conv;', '	.reg .pred %argus_sl;',
+                    '	.reg .b64 %argus_la;']
+            continue
+        if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
+            out += [line, '	mov.u32 %argus_lane, %laneid;',
+                    '	setp.lt.u32 %argus_l8, %argus_lane, 8;']
+            for bit in range(3):
+                out += [f'	and.b32 %argus_w0, %argus_lane, {1 << bit};',
+                        f'	setp.ne.u32 %argus_k{bit}, %argus_w0, 0;']
+            continue
+        if t.startswith('@%argus_st st.global.cs.v2.u64'):
+            skip = f'$ARGUS_SKIP_{next(skips)}'
+            out += ['	setp.eq.b32 %argus_conv, %argus_t0, -1;',
+                    f'	@%argus_conv bra {skip};',
+                    line]
+            continue
+        if t.startswith('@%argus_st st.global.cs.v4.u32'):
+            skip = f'$ARGUS_SKIP_{next(skips) - 1}'
+            out += [line, f'{skip}:',
+                    '	mov.b64 {%argus_w0, %argus_w1}, %argus_b0;',
+                    '	mov.b64 {%argus_w2, %argus_w3}, %argus_now;',
+                    '	selp.b32 %argus_w0, %argus_w1, %argus_w0, %argus_k0;',
+                    '	selp.b32 %argus_w2, %argus_w3, %argus_w2, %argus_k0;',
+                    '	selp.b32 %argus_w4, %argus_cta, %argus_m0, %argus_k0;',
+                    '	selp.b32 %argus_w6, %argus_t2, %argus_i0, %argus_k0;',
+                    '	selp.b32 %argus_w0, %argus_w2, %argus_w0, %argus_k1;',
+                    '	selp.b32 %argus_w4, %argus_w6, %argus_w4, %argus_k1;',
+                    '	selp.b32 %argus_w0, %argus_w4, %argus_w0, %argus_k2;',
+                    '	mad.wide.u32 %argus_la, %argus_lane, 4, %argus_addr;',
+                    '	and.pred %argus_sl, %argus_on, %argus_conv;',
+                    '	and.pred %argus_sl, %argus_sl, %argus_l8;',
+                    '	@%argus_sl st.global.cs.u32 [%argus_la], %argus_w0;']
             continue
         out.append(line)
     return out
