@@ -9,16 +9,7 @@
 # initialisation, metric listing, SetConfig, Enable, the profiled launch's enter-to-exit, the
 # synchronisation and flush after it), medians over the runs. Under three minutes.
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus_bench_pc_overhead argus_cupti_sass 2>"$out/build.log") ||
-  { tail -30 "$out/build.log"; exit 1; }
-exe="$B/bench/pc_overhead/argus_bench_pc_overhead"
-lib="$B/src/backends/cupti_sass/libargus_cupti_sass.so"
-work=/tmp/mapping-cost
-rm -rf "$work"; mkdir -p "$work"
+source scripts/gpu/pc-bench-setup.sh /tmp/mapping-cost
 run() {  # name env...: launch lines and the process wall time into $work/<name>.log
   local name=$1 t0
   shift

@@ -6,16 +6,7 @@
 # many instances counted anything, and whether the per-instance values sum to the totals. The
 # fourth session saw all-zero values at `sm` with both flushes; `smsp` was not tried. One minute.
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus_bench_pc_overhead argus_cupti_sass 2>"$out/build.log") ||
-  { tail -30 "$out/build.log"; exit 1; }
-exe="$B/bench/pc_overhead/argus_bench_pc_overhead"
-lib="$B/src/backends/cupti_sass/libargus_cupti_sass.so"
-work=/tmp/sass-granularity
-rm -rf "$work"; mkdir -p "$work"
+source scripts/gpu/pc-bench-setup.sh /tmp/sass-granularity
 for g in gpu sm smsp; do
   for flush in deferred launch; do
     d="$work/$g-$flush"
