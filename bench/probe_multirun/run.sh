@@ -77,14 +77,27 @@ def table(path):
     ops = json.load(open(path))["signals"]["op_latency"]["value"]["ops"]
     return {(o["op"], o["iteration"]): o for o in ops}
 shared, alone, again = (table(p) for p in sys.argv[1:4])
-print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | again, one at a time (ns) | 8 at once vs one at a time | again vs one at a time |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+# What the other probe processes did outside every GPU hold while each probe's kernels ran, and
+# how long before them the last other process ended (the join's isolation.neighbours).
+value = json.load(open(sys.argv[1]))["signals"]["op_latency"]["value"]
+around = {n["collect"]: n for n in value.get("isolation", {}).get("neighbours", [])}
+def neighbourhood(op):
+    n = around.get(op.get("provenance", {}).get("collect_task"))
+    if n is None:
+        return "?", "?"
+    beside = ", ".join(f"{b['collect'].split('/')[-1]} {b['phase']} {b['overlap_ns'] / 1e3:.0f} us"
+                       for b in n["beside"]) or "none"
+    last = n["last_exit"]
+    return beside, "none" if last is None else f"{last['before_ns'] / 1e6:.1f}"
+print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | again, one at a time (ns) | 8 at once vs one at a time | again vs one at a time | others outside their holds during its kernels (8 at once) | last other exit before its kernels (ms) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 worst = {"shared": 0.0, "again": 0.0}
 for key in sorted(shared):
     la, lb, lc = (t[key]["latency"]["median"] for t in (shared, alone, again))
     worst["shared"] = max(worst["shared"], abs(la - lb) / lb)
     worst["again"] = max(worst["again"], abs(lc - lb) / lb)
-    print(f"| {key[0]} | {key[1]} | {la:.0f} | {lb:.0f} | {lc:.0f} | {100 * (la - lb) / lb:+.1f} % | {100 * (lc - lb) / lb:+.1f} % |")
+    beside, last = neighbourhood(shared[key])
+    print(f"| {key[0]} | {key[1]} | {la:.0f} | {lb:.0f} | {lc:.0f} | {100 * (la - lb) / lb:+.1f} % | {100 * (lc - lb) / lb:+.1f} % | {beside} | {last} |")
 print(f"\nlargest latency difference: 8 at once vs one at a time {100 * worst['shared']:.1f} %, "
       f"one at a time run again {100 * worst['again']:.1f} %")
 PY

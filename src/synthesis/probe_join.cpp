@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -168,6 +169,65 @@ Result<json> probeJoin(const ProbeJoinRequest& request) {
   return out;
 }
 
+namespace {
+
+/// The CUPTI-clock time of `process`'s first `event`, if it has one.
+std::optional<std::uint64_t> eventTime(const ProbeProcess& process, std::string_view event) {
+  for (const auto& [name, ns] : process.turnEvents)
+    if (name == event) return ns;
+  return std::nullopt;
+}
+
+/// `epochNs` of `process`'s system clock on its CUPTI clock.
+std::uint64_t onCuptiClock(const ProbeProcess& process, std::uint64_t epochNs) {
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(epochNs) - *process.epochMinusCupti);
+}
+
+/// probeIsolation's `neighbours` (see probe_join.h).
+nlohmann::json probeNeighbours(const std::vector<ProbeProcess>& processes) {
+  nlohmann::json out = nlohmann::json::array();
+  const auto known = [](const ProbeProcess& p) {
+    return p.epochMinusCupti.has_value() && p.lifetime.second != 0;
+  };
+  for (const auto& p : processes) {
+    if (p.kernels.empty() || !known(p)) continue;
+    std::uint64_t first = p.kernels.front().first, last = p.kernels.front().second;
+    for (const auto& [start, end] : p.kernels) {
+      first = std::min(first, start);
+      last = std::max(last, end);
+    }
+    nlohmann::json beside = nlohmann::json::array(), lastExit = nullptr;
+    std::uint64_t lastEnd = 0;
+    for (const auto& q : processes) {
+      if (&q == &p || q.device != p.device || !known(q)) continue;
+      const std::uint64_t start = onCuptiClock(q, q.lifetime.first);
+      const std::uint64_t end = onCuptiClock(q, q.lifetime.second);
+      // Outside every hold: from its start to its set-up hold, and from giving up its turn (or
+      // the hold after it) to its end.
+      const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> phases[] = {
+          {"starting", {start, eventTime(q, "set_up_held").value_or(end)}},
+          {"ending", {eventTime(q, "turn_released").value_or(end), end}}};
+      for (const auto& [phase, window] : phases) {
+        const std::uint64_t from = std::max(window.first, first);
+        const std::uint64_t to = std::min(window.second, last);
+        if (from < to)
+          beside.push_back({{"collect", q.collect}, {"phase", phase}, {"overlap_ns", to - from}});
+      }
+      if (end <= first && end > lastEnd) {
+        lastEnd = end;
+        lastExit = {{"collect", q.collect}, {"before_ns", first - end}};
+      }
+    }
+    out.push_back({{"collect", p.collect},
+                   {"kernels", {first, last}},
+                   {"beside", std::move(beside)},
+                   {"last_exit", std::move(lastExit)}});
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
   nlohmann::json unchecked = nlohmann::json::array(), unverified = nlohmann::json::array(),
                  overlaps = nlohmann::json::array();
@@ -229,7 +289,8 @@ nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
   nlohmann::json shared = nlohmann::json::array();
   for (const auto& [device, n] : perDevice)
     if (n > 1) shared.push_back(device);
-  return {{"processes", processes.size()},
+  return {{"neighbours", probeNeighbours(processes)},
+          {"processes", processes.size()},
           {"turns_taken", std::count_if(processes.begin(), processes.end(),
                                         [](const ProbeProcess& p) { return p.tookTurn; })},
           {"shared_device", shared},

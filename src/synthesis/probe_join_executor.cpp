@@ -63,6 +63,17 @@ ProbeProcess probeProcess(const std::string& collect, const json& run) {
   for (const auto& k : run.value("kernel_intervals", json::array()))
     if (k.is_array() && k.size() == 2 && k[0].is_number_unsigned() && k[1].is_number_unsigned())
       p.kernels.emplace_back(k[0].get<std::uint64_t>(), k[1].get<std::uint64_t>());
+  for (const auto& e : run.value("turn_timeline", json::array())) {
+    if (!e.is_object() || !e.value("event", json()).is_string() ||
+        !e.value("cupti_ns", json()).is_number_unsigned() ||
+        !e.value("epoch_ns", json()).is_number_integer())
+      continue;
+    const auto cupti = e["cupti_ns"].get<std::uint64_t>();
+    p.turnEvents.emplace_back(e["event"].get<std::string>(), cupti);
+    // The two clocks are read back to back: the first pair gives the offset.
+    if (!p.epochMinusCupti && cupti != 0)
+      p.epochMinusCupti = e["epoch_ns"].get<std::int64_t>() - static_cast<std::int64_t>(cupti);
+  }
   return p;
 }
 

@@ -190,6 +190,8 @@ TEST(ProbeJoin, IsolationFindsOverlappingKernelsOnOneDevice) {
   EXPECT_EQ(probeIsolation(sequential)["unverified"], nlohmann::json::array({"collect/y"}));
   EXPECT_TRUE(iso["overlaps"].empty()) << iso.dump();
 
+  EXPECT_TRUE(iso["neighbours"].empty()) << "no process has a clock offset";
+
   processes.push_back({"collect/e", "0", true, {{350, 360}, {370, 380}}});  // inside a's second
   iso = probeIsolation(processes);
   ASSERT_EQ(iso["overlaps"].size(), 1u) << iso.dump();  // one report per pair of processes
@@ -197,6 +199,51 @@ TEST(ProbeJoin, IsolationFindsOverlappingKernelsOnOneDevice) {
   EXPECT_EQ(iso["overlaps"][0]["second"], "collect/e");
   EXPECT_EQ(iso["overlaps"][0]["first_kernel"], nlohmann::json::array({300, 400}));
   EXPECT_EQ(iso["overlaps"][0]["second_kernel"], nlohmann::json::array({350, 360}));
+}
+
+}  // namespace
+}  // namespace argus::synthesis
+
+namespace argus::synthesis {
+namespace {
+
+// What other processes of the device did outside every hold while a probe's kernels ran: the
+// system clock runs 1000 ns ahead of CUPTI's in every process here.
+TEST(ProbeJoin, NeighboursSetOtherProcessesPhasesBesideAProbesKernels) {
+  const auto process = [](std::string collect,
+                          std::vector<std::pair<std::uint64_t, std::uint64_t>> k,
+                          std::pair<std::uint64_t, std::uint64_t> life,
+                          std::vector<std::pair<std::string, std::uint64_t>> events) {
+    ProbeProcess p{std::move(collect), "0", true, std::move(k), life};
+    p.turnEvents = std::move(events);
+    p.epochMinusCupti = 1000;
+    return p;
+  };
+  std::vector<ProbeProcess> processes = {
+      // kernels 500..700 (CUPTI clock)
+      process("collect/p", {{500, 600}, {650, 700}}, {1100, 2000},
+              {{"set_up_held", 150}, {"turn_taken", 450}, {"turn_released", 750}}),
+      // starts at 550 (epoch 1550), takes its set-up hold at 620: 70 ns beside p's kernels
+      process("collect/q", {{900, 950}}, {1550, 3000}, {{"set_up_held", 620}}),
+      // gives up its turn at 300 and ends at 420 (epoch 1420): before p's kernels, 80 ns
+      process("collect/r", {{200, 250}}, {1000, 1420},
+              {{"set_up_held", 10}, {"turn_released", 300}}),
+      // ended at 690: its end (released 640) overlaps p's kernels by 50 ns
+      process("collect/s", {{100, 120}}, {1000, 1690},
+              {{"set_up_held", 5}, {"turn_released", 640}}),
+  };
+  processes.push_back({"collect/t", "0", true, {{10, 20}}, {1000, 1010}});  // no clock offset
+  const auto neighbours = probeIsolation(processes)["neighbours"];
+  ASSERT_EQ(neighbours.size(), 4u) << neighbours.dump();
+  const auto& p = neighbours[0];
+  EXPECT_EQ(p["collect"], "collect/p");
+  EXPECT_EQ(p["kernels"], nlohmann::json::array({500, 700}));
+  ASSERT_EQ(p["beside"].size(), 2u) << p.dump();
+  EXPECT_EQ(p["beside"][0],
+            nlohmann::json({{"collect", "collect/q"}, {"phase", "starting"}, {"overlap_ns", 70}}));
+  EXPECT_EQ(p["beside"][1],
+            nlohmann::json({{"collect", "collect/s"}, {"phase", "ending"}, {"overlap_ns", 50}}));
+  EXPECT_EQ(p["last_exit"], nlohmann::json({{"collect", "collect/r"}, {"before_ns", 80}}));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,12 @@ struct ProbeProcess {
   /// When the process ran, [start, end) ns since the epoch; {0, 0} unknown (taken as overlapping
   /// every other process of its device).
   std::pair<std::uint64_t, std::uint64_t> lifetime{0, 0};
+  /// Its turn events (turn_timeline.jsonl: set_up_asked, set_up_held, turn_asked, turn_taken,
+  /// turn_released) in order, ns on CUPTI's clock.
+  std::vector<std::pair<std::string, std::uint64_t>> turnEvents = {};
+  /// System clock minus CUPTI's clock in this process, ns (from its turn events); nullopt when
+  /// unknown, and then its lifetime cannot be set beside kernels.
+  std::optional<std::int64_t> epochMinusCupti = std::nullopt;
 };
 
 /// Isolation of probes that ran as concurrent processes: no kernel of one may overlap a kernel of
@@ -62,7 +69,13 @@ struct ProbeProcess {
 /// than one probe], kernels_checked, unchecked: [collects without kernel intervals], unverified:
 /// [collects that ran at the same time as another probe of their device, without kernel
 /// intervals or without a turn], overlaps: [{first,
-/// second, device, first_kernel: [s, e], second_kernel: [s, e]}], one per pair of processes}.
+/// second, device, first_kernel: [s, e], second_kernel: [s, e]}], one per pair of processes,
+/// neighbours: [...]}. `neighbours` has, for each process with kernels and a known clock offset,
+/// what the other processes of its device were doing outside every hold while its kernels ran
+/// (from its first kernel's start to its last one's end): {collect, kernels: [s, e], beside:
+/// [{collect, phase: "starting" (process start to its set-up hold) | "ending" (its turn given up
+/// to its end), overlap_ns}], last_exit: {collect, before_ns} (the latest other process to end
+/// before its kernels, and how long before) or null}. Informational: it decides nothing.
 [[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
 
 }  // namespace argus::synthesis

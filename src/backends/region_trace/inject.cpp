@@ -31,7 +31,11 @@
 //                             it shared, the process's GPU work (from the first launch, copy or
 //                             memset to the exit handler) exclusively, so processes sharing the
 //                             device never run beside another's measured work. The wait for the
-//                             exclusive hold is written to turn.json.
+//                             exclusive hold is written to turn.json, and every hold's taking
+//                             and giving up to turn_timeline.jsonl ({event, cupti_ns, epoch_ns}:
+//                             set_up_asked, set_up_held, turn_asked, turn_taken, turn_released),
+//                             on CUPTI's clock and the system clock both, so that a process's
+//                             phases can be set beside other processes' kernels.
 //   ARGUS_GPU_TURN_TEARDOWN=none  the context's teardown holds nothing (default: shared). For
 //                             measuring whether a teardown beside another's work changes it
 //                             (scripts/gpu/turn-teardown-experiment.sh).
@@ -51,6 +55,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -434,6 +439,18 @@ std::uint64_t cuptiNow() {
   return now;
 }
 
+/// One line of turn_timeline.jsonl: `event` now, on CUPTI's clock (kernels.jsonl's) and the
+/// system clock (the parent's process times).
+void turnEvent(const char* event) {
+  const std::uint64_t cupti = cuptiNow();
+  const auto epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  appendLine(gState->dir / "turn_timeline.jsonl",
+             std::string("{\"event\":\"") + event + "\",\"cupti_ns\":" + std::to_string(cupti) +
+                 ",\"epoch_ns\":" + std::to_string(epoch) + "}");
+}
+
 /// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
 void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
   if (cbid >= gState->submitsWork.size() || !gState->submitsWork[cbid]) return;
@@ -452,12 +469,14 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     return;
   vendor().cuCtxSynchronize();
   const std::uint64_t asked = cuptiNow();
+  turnEvent("turn_asked");
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
     gState->turnOn = false;
     return;
   }
   const std::uint64_t taken = cuptiNow();
+  turnEvent("turn_taken");
   const std::string line =
       "{\"lock\":" + jsonString(gState->turnPath) + ",\"pid\":" + std::to_string(::getpid()) +
       ",\"first_work\":" + jsonString(name) + ",\"asked_ns\":" + std::to_string(asked) +
@@ -484,6 +503,7 @@ void releaseTurnAtExit() {
   } else {
     gState->turn.release();
   }
+  turnEvent("turn_released");
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -591,6 +611,7 @@ int initialize() {
   if (const char* turn = std::getenv("ARGUS_GPU_TURN"); turn != nullptr && *turn != '\0') {
     state->turnPath = turn;
     std::filesystem::remove(state->dir / "turn.json", ec);
+    std::filesystem::remove(state->dir / "turn_timeline.jsonl", ec);
   }
   gState = state;
 
@@ -662,9 +683,11 @@ int initialize() {
   }
   if (!state->turnPath.empty()) {
     // The context is created after this returns: its set-up runs under a shared hold.
+    turnEvent("set_up_asked");
     if (const std::string problem = state->turn.share(state->turnPath); !problem.empty()) {
       reportError(problem + "; ARGUS_GPU_TURN ignored");
     } else {
+      turnEvent("set_up_held");
       state->turnOn = true;
       // Registered after the activity flush, so it runs first (exit handlers run in reverse).
       std::atexit(releaseTurnAtExit);

@@ -121,6 +121,10 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
     bundle.run["gpu_turn"] = taken.front();
     bundle.run["gpu_turn"]["turns"] = taken.size();
   }
+  // When it asked for and took each hold, on CUPTI's clock and the system clock: where its
+  // phases fell beside other processes' kernels.
+  if (auto timeline = jsonObjectLines(traceDir / "turn_timeline.jsonl"); !timeline.empty())
+    bundle.run["turn_timeline"] = std::move(timeline);
   if (!fs::exists(traceDir / "launches.jsonl"))
     return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
                                             "(is {} loadable? errors: {})",
