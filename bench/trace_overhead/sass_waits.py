@@ -7,8 +7,9 @@ barrier, and the warp, issuing in order, waits with it. Usage:
 
     sass_waits.py CUBIN [KERNEL...]
 
-prints, per kernel, every store that sets a read barrier and the first later instruction that
-waits on it (with the distance in instructions), then a count. The control bits are read from
+prints, per kernel, every store that sets a read barrier and, on each control-flow path from it
+(branches followed both ways, so a loop's next trip is one path), the first instruction that
+waits on it, with the distance in executed instructions; then a count. The control bits are read from
 the encodings cuobjdump prints (Volta and later: the top 23 bits of each 128-bit instruction:
 stall count, yield, write barrier, read barrier, wait mask). cuobjdump comes from $ARGUS_CUOBJDUMP,
 PATH, /usr/local/cuda/bin or the project's .venv (scripts/requirements.txt). No GPU needed:
@@ -56,6 +57,40 @@ def instructions(cubin):
     return out
 
 
+BRANCH = re.compile(r"(@(!?)U?P(\d+)\s+)?BRA\s+(?:`\(\.L_x_\d+\)|)?\s*(0x[0-9a-f]+)")
+LIMIT = 256  # instructions followed along one path
+
+
+def waiters(code, at, barrier):
+    """The first instruction on each control-flow path from code[at] that waits on `barrier`:
+    [(distance in executed instructions, instruction)], nearest first. Paths follow branches
+    (both ways when predicated), so a loop's back edge leads to the waiter at its top."""
+    index = {c[0]: k for k, c in enumerate(code)}
+    found, seen = {}, set()
+    stack = [(at + 1, 1)]
+    while stack:
+        k, distance = stack.pop()
+        while k < len(code) and distance <= LIMIT and k not in seen:
+            seen.add(k)
+            c = code[k]
+            if c[4] >> barrier & 1:
+                if k not in found or distance < found[k][0]:
+                    found[k] = (distance, c)
+                break
+            text = c[5]
+            if text.startswith(("EXIT", "RET")) and not text.startswith("@"):
+                break
+            branch = BRANCH.match(text)
+            if branch and int(branch.group(4), 16) in index:
+                target = index[int(branch.group(4), 16)]
+                if branch.group(1) is None:  # always taken
+                    k, distance = target, distance + 1
+                    continue
+                stack.append((target, distance + 1))
+            k, distance = k + 1, distance + 1
+    return sorted(found.values(), key=lambda w: w[0])
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -70,14 +105,15 @@ def main():
         for at, (addr, _, _, rb, _, text) in enumerate(code):
             if rb == 7 or not re.match(r"(@!?U?P\d+\s+)?ST[GSL]?\b|(@!?U?P\d+\s+)?ST\.", text):
                 continue
-            waiter = next(((k - at, c) for k, c in enumerate(code[at + 1:], at + 1)
-                           if c[4] >> rb & 1), None)
-            if waiter is None:
+            found = waiters(code, at, rb)
+            if not found:
                 print(f"  {addr:04x} {text}\n        read barrier {rb}: nothing waits on it")
                 continue
             waits += 1
-            print(f"  {addr:04x} {text}\n        read barrier {rb}: waited on {waiter[0]} "
-                  f"instruction(s) later by {waiter[1][0]:04x} {waiter[1][5]}")
+            print(f"  {addr:04x} {text}")
+            for distance, c in found:
+                print(f"        read barrier {rb}: waited on {distance} instruction(s) later by "
+                      f"{c[0]:04x} {c[5]}")
         print(f"  {waits} store(s) with an instruction waiting on their register reads")
 
 
