@@ -1,0 +1,44 @@
+"""Unit test of sass_waits.waiters on hand-written instruction lists (address, stall, write
+barrier, read barrier, wait mask, text), the tuples sass_waits.instructions reads from cuobjdump:
+no cuobjdump or GPU needed."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sass_waits  # noqa: E402
+
+
+def code(*lines):
+    """Instructions 16 bytes apart; a line is (text, wait mask)."""
+    return [(16 * k, 0, 7, 7, mask, text) for k, (text, mask) in enumerate(lines)]
+
+
+class Waiters(unittest.TestCase):
+    def test_a_loops_next_trip_is_a_path(self):
+        loop = code(("CS2R.32 R4, SR_GLOBALTIMERLO", 0b1),  # 0x00: waits on barrier 0
+                    ("FFMA R0, R0, R1, R2", 0),
+                    ("STG.E.64 desc[UR6][R2.64], R4", 0),  # 0x20: the store
+                    ("IADD3 R7, R7, 0x1, RZ", 0),
+                    ("@!P1 BRA 0x0", 0),                    # back edge to the top
+                    ("LDC.64 R2, c[0x0][0x210]", 0b1),      # after the loop: waits too
+                    ("EXIT", 0))
+        found = sass_waits.waiters(loop, 2, 0)
+        self.assertEqual([(d, c[0]) for d, c in found], [(3, 0x50), (3, 0x00)])
+
+    def test_an_always_taken_branch_is_followed_and_exit_ends_a_path(self):
+        jump = code(("STG.E desc[UR6][R2.64], R5", 0),
+                    ("BRA 0x30", 0),
+                    ("MOV R5, R6", 0b1),  # skipped: never executed after the store
+                    ("EXIT", 0),
+                    ("MOV R5, R7", 0b1))
+        self.assertEqual(sass_waits.waiters(jump, 0, 0), [])
+
+    def test_a_barrier_nobody_waits_on(self):
+        plain = code(("STG.E desc[UR6][R2.64], R5", 0), ("MOV R9, R8", 0b10), ("EXIT", 0))
+        self.assertEqual(sass_waits.waiters(plain, 0, 0), [])
+        self.assertEqual([d for d, _ in sass_waits.waiters(plain, 0, 1)], [1])
+
+
+if __name__ == "__main__":
+    unittest.main()
