@@ -100,4 +100,16 @@ for key in sorted(shared):
     print(f"| {key[0]} | {key[1]} | {la:.0f} | {lb:.0f} | {lc:.0f} | {100 * (la - lb) / lb:+.1f} % | {100 * (lc - lb) / lb:+.1f} % | {beside} | {last} |")
 print(f"\nlargest latency difference: 8 at once vs one at a time {100 * worst['shared']:.1f} %, "
       f"one at a time run again {100 * worst['again']:.1f} %")
+# Where each probe process's time went between its hold events (turn_timeline.jsonl), medians
+# over the 8 processes run at once.
+import collections, statistics
+phases = collections.defaultdict(list)
+for n in around.values():
+    t = n.get("timeline", [])
+    for (a, ta), (b, tb) in zip(t, t[1:]):
+        phases[f"{a} -> {b}"].append(tb - ta)
+if phases:
+    print("\nper probe process, 8 at once (medians over the processes, ms):")
+    for k, v in phases.items():
+        print(f"  {k}: {statistics.median(v) / 1e6:.2f} (n={len(v)})")
 PY

@@ -218,10 +218,14 @@ nlohmann::json probeNeighbours(const std::vector<ProbeProcess>& processes) {
         lastExit = {{"collect", q.collect}, {"before_ns", first - end}};
       }
     }
+    nlohmann::json timeline = nlohmann::json::array();
+    for (const auto& [event, ns] : p.turnEvents)
+      timeline.push_back({event, static_cast<std::int64_t>(ns - p.turnEvents.front().second)});
     out.push_back({{"collect", p.collect},
                    {"kernels", {first, last}},
                    {"beside", std::move(beside)},
-                   {"last_exit", std::move(lastExit)}});
+                   {"last_exit", std::move(lastExit)},
+                   {"timeline", std::move(timeline)}});
   }
   return out;
 }

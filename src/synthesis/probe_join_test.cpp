@@ -244,6 +244,9 @@ TEST(ProbeJoin, NeighboursSetOtherProcessesPhasesBesideAProbesKernels) {
   EXPECT_EQ(p["beside"][1],
             nlohmann::json({{"collect", "collect/s"}, {"phase", "ending"}, {"overlap_ns", 50}}));
   EXPECT_EQ(p["last_exit"], nlohmann::json({{"collect", "collect/r"}, {"before_ns", 80}}));
+  EXPECT_EQ(p["timeline"],
+            nlohmann::json::parse(
+                R"([["set_up_held", 0], ["turn_taken", 300], ["turn_released", 600]])"));
 }
 
 }  // namespace

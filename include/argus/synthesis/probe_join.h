@@ -75,7 +75,8 @@ struct ProbeProcess {
 /// (from its first kernel's start to its last one's end): {collect, kernels: [s, e], beside:
 /// [{collect, phase: "starting" (process start to its set-up hold) | "ending" (its turn given up
 /// to its end), overlap_ns}], last_exit: {collect, before_ns} (the latest other process to end
-/// before its kernels, and how long before) or null}. Informational: it decides nothing.
+/// before its kernels, and how long before) or null, timeline: [[event, ns since its first turn
+/// event]] (where its time under the holds went)}. Informational: it decides nothing.
 [[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
 
 }  // namespace argus::synthesis

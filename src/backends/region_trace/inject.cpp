@@ -33,7 +33,8 @@
 //                             device never run beside another's measured work. The wait for the
 //                             exclusive hold is written to turn.json, and every hold's taking
 //                             and giving up to turn_timeline.jsonl ({event, cupti_ns, epoch_ns}:
-//                             set_up_asked, set_up_held, turn_asked, turn_taken, turn_released),
+//                             set_up_asked, set_up_held, turn_asked, turn_taken,
+//                             traced_launch_returned, trace_written, exit_handler, turn_released),
 //                             on CUPTI's clock and the system clock both, so that a process's
 //                             phases can be set beside other processes' kernels.
 //   ARGUS_GPU_TURN_TEARDOWN=none  the context's teardown holds nothing (default: shared). For
@@ -292,6 +293,24 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
 
+std::uint64_t cuptiNow() {
+  std::uint64_t now = 0;
+  if (vendor().cuptiGetTimestamp != nullptr) vendor().cuptiGetTimestamp(&now);
+  return now;
+}
+
+/// One line of turn_timeline.jsonl: `event` now, on CUPTI's clock (kernels.jsonl's) and the
+/// system clock (the parent's process times).
+void turnEvent(const char* event) {
+  const std::uint64_t cupti = cuptiNow();
+  const auto epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  appendLine(gState->dir / "turn_timeline.jsonl",
+             std::string("{\"event\":\"") + event + "\",\"cupti_ns\":" + std::to_string(cupti) +
+                 ",\"epoch_ns\":" + std::to_string(epoch) + "}");
+}
+
 void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   const VendorApi& api = vendor();
   PendingLaunch& p = tPending;
@@ -370,6 +389,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                                 ? *static_cast<const CUresult*>(cb->functionReturnValue)
                                 : CUDA_SUCCESS;
   if (p.line.traced) {
+    if (gState->turnOn) turnEvent("traced_launch_returned");
     bool ok = launched == CUDA_SUCCESS;
     if (!ok) p.line.note = "launch failed: " + api.describe(launched);
     ok = ok && check(api.cuCtxSynchronize(), "cuCtxSynchronize (after traced launch)");
@@ -404,6 +424,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       }
       p.line.records = valid;
       p.line.dropped = header.dropped;
+      if (gState->turnOn) turnEvent("trace_written");
     } else {
       p.line.traced = false;
       if (p.line.note.empty()) p.line.note = "trace read-back failed (errors.txt)";
@@ -431,24 +452,6 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
       gState->buffers.erase(it);
     }
   }
-}
-
-std::uint64_t cuptiNow() {
-  std::uint64_t now = 0;
-  if (vendor().cuptiGetTimestamp != nullptr) vendor().cuptiGetTimestamp(&now);
-  return now;
-}
-
-/// One line of turn_timeline.jsonl: `event` now, on CUPTI's clock (kernels.jsonl's) and the
-/// system clock (the parent's process times).
-void turnEvent(const char* event) {
-  const std::uint64_t cupti = cuptiNow();
-  const auto epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  appendLine(gState->dir / "turn_timeline.jsonl",
-             std::string("{\"event\":\"") + event + "\",\"cupti_ns\":" + std::to_string(cupti) +
-                 ",\"epoch_ns\":" + std::to_string(epoch) + "}");
 }
 
 /// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
@@ -494,6 +497,7 @@ void releaseTurnAtExit() {
   // hand-over.
   std::lock_guard lock(gState->turnMutex);
   if (!gState->turn.held()) return;
+  turnEvent("exit_handler");
   tInCallback = true;  // our own driver call: not a callback to act on
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
