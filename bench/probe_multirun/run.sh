@@ -77,8 +77,9 @@ def table(path):
     ops = json.load(open(path))["signals"]["op_latency"]["value"]["ops"]
     return {(o["op"], o["iteration"]): o for o in ops}
 shared, alone, again = (table(p) for p in sys.argv[1:4])
-# What the other probe processes did outside every GPU hold while each probe's kernels ran, and
-# how long before them the last other process ended (the join's isolation.neighbours).
+# Which other probe processes were starting (before any hold) or ending (after their turn) while
+# each probe's kernels ran, and how long before them the last other process ended (the join's
+# isolation.neighbours).
 value = json.load(open(sys.argv[1]))["signals"]["op_latency"]["value"]
 around = {n["collect"]: n for n in value.get("isolation", {}).get("neighbours", [])}
 def neighbourhood(op):
@@ -89,7 +90,7 @@ def neighbourhood(op):
                        for b in n["beside"]) or "none"
     last = n["last_exit"]
     return beside, "none" if last is None else f"{last['before_ns'] / 1e6:.1f}"
-print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | again, one at a time (ns) | 8 at once vs one at a time | again vs one at a time | others outside their holds during its kernels (8 at once) | last other exit before its kernels (ms) |")
+print("| op | iter | latency median, 8 at once (ns) | one at a time (ns) | again, one at a time (ns) | 8 at once vs one at a time | again vs one at a time | others starting or ending during its kernels (8 at once) | last other exit before its kernels (ms) |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 worst = {"shared": 0.0, "again": 0.0}
 for key in sorted(shared):

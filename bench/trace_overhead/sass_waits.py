@@ -15,6 +15,7 @@ stall count, yield, write barrier, read barrier, wait mask). cuobjdump comes fro
 PATH, /usr/local/cuda/bin or the project's .venv (scripts/requirements.txt). No GPU needed:
 compare a variant's SASS with the trace-free build's before measuring it.
 """
+import collections
 import glob
 import os
 import re
@@ -57,38 +58,45 @@ def instructions(cubin):
     return out
 
 
-BRANCH = re.compile(r"(@(!?)U?P(\d+)\s+)?BRA\s+(?:`\(\.L_x_\d+\)|)?\s*(0x[0-9a-f]+)")
-LIMIT = 256  # instructions followed along one path
+BRANCH = re.compile(r"(@!?U?P(?:\d+|T)\s+)?BRA(?:\.[A-Z.]+)?\s+(?:U?R\d+,\s*)?(0x[0-9a-f]+)")
+LIMIT = 256  # executed instructions followed from a store
 
 
 def waiters(code, at, barrier):
-    """The first instruction on each control-flow path from code[at] that waits on `barrier`:
-    [(distance in executed instructions, instruction)], nearest first. Paths follow branches
-    (both ways when predicated), so a loop's back edge leads to the waiter at its top."""
+    """The instructions that wait on `barrier` first on some control-flow path from code[at], each
+    with the fewest executed instructions from the store to it: [(distance, instruction)],
+    nearest first. Paths follow branches (both ways when predicated), so a loop's back edge leads
+    to the waiter at its top; a wait ends its path (the barrier is then clear)."""
     index = {c[0]: k for k, c in enumerate(code)}
-    found, seen = {}, set()
-    stack = [(at + 1, 1)]
-    while stack:
-        k, distance = stack.pop()
-        while k < len(code) and distance <= LIMIT and k not in seen:
-            seen.add(k)
-            c = code[k]
-            if c[4] >> barrier & 1:
-                if k not in found or distance < found[k][0]:
-                    found[k] = (distance, c)
-                break
-            text = c[5]
-            if text.startswith(("EXIT", "RET")) and not text.startswith("@"):
-                break
-            branch = BRANCH.match(text)
-            if branch and int(branch.group(4), 16) in index:
-                target = index[int(branch.group(4), 16)]
-                if branch.group(1) is None:  # always taken
-                    k, distance = target, distance + 1
-                    continue
-                stack.append((target, distance + 1))
-            k, distance = k + 1, distance + 1
-    return sorted(found.values(), key=lambda w: w[0])
+    found = []
+    distance = {at + 1: 1}
+    queue = collections.deque([at + 1])
+    while queue:  # breadth first: every instruction is reached first by a shortest path
+        k = queue.popleft()
+        if k >= len(code) or distance[k] > LIMIT:
+            continue
+        c = code[k]
+        if c[4] >> barrier & 1:
+            found.append((distance[k], c))
+            continue
+        text = c[5]
+        if text.startswith(("EXIT", "RET")):
+            continue
+        following = []
+        branch = BRANCH.match(text)
+        if branch:
+            target = index.get(int(branch.group(2), 16))
+            if target is not None:
+                following.append(target)
+            if branch.group(1) is not None:  # predicated: it may also fall through
+                following.append(k + 1)
+        else:
+            following.append(k + 1)
+        for n in following:
+            if n not in distance:
+                distance[n] = distance[k] + 1
+                queue.append(n)
+    return sorted(found, key=lambda w: (w[0], w[1][0]))
 
 
 def main():

@@ -24,7 +24,7 @@ class Waiters(unittest.TestCase):
                     ("LDC.64 R2, c[0x0][0x210]", 0b1),      # after the loop: waits too
                     ("EXIT", 0))
         found = sass_waits.waiters(loop, 2, 0)
-        self.assertEqual([(d, c[0]) for d, c in found], [(3, 0x50), (3, 0x00)])
+        self.assertEqual([(d, c[0]) for d, c in found], [(3, 0x00), (3, 0x50)])
 
     def test_an_always_taken_branch_is_followed_and_exit_ends_a_path(self):
         jump = code(("STG.E desc[UR6][R2.64], R5", 0),
@@ -33,6 +33,27 @@ class Waiters(unittest.TestCase):
                     ("EXIT", 0),
                     ("MOV R5, R7", 0b1))
         self.assertEqual(sass_waits.waiters(jump, 0, 0), [])
+
+    def test_the_shortest_path_gives_the_distance(self):
+        # Taken, the branch reaches the waiter in 2; falling through, in 5.
+        fork = code(("STG.E desc[UR6][R2.64], R5", 0),
+                    ("@P0 BRA 0x50", 0),
+                    ("NOP", 0), ("NOP", 0), ("NOP", 0),
+                    ("MOV R5, R6", 0b1),
+                    ("EXIT", 0))
+        self.assertEqual([(d, c[0]) for d, c in sass_waits.waiters(fork, 0, 0)], [(2, 0x50)])
+
+    def test_dotted_branches_and_unknown_targets(self):
+        # BRA.U.ANY and BRA.DIV with a register operand are branches; an always-taken branch to
+        # an address outside the kernel ends its path.
+        dotted = code(("STG.E desc[UR6][R2.64], R5", 0),
+                      ("@P1 BRA.U.ANY 0x40", 0),
+                      ("BRA.DIV UR4, 0x50", 0),
+                      ("MOV R5, R6", 0b1),      # 0x30: never reached
+                      ("MOV R5, R7", 0b1),      # 0x40: taken from 0x10
+                      ("BRA 0x900", 0),         # 0x50: target unknown, path ends
+                      ("MOV R5, R8", 0b1))      # 0x60: never reached
+        self.assertEqual([(d, c[0]) for d, c in sass_waits.waiters(dotted, 0, 0)], [(2, 0x40)])
 
     def test_a_barrier_nobody_waits_on(self):
         plain = code(("STG.E desc[UR6][R2.64], R5", 0), ("MOV R9, R8", 0b10), ("EXIT", 0))

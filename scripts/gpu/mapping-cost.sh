@@ -15,7 +15,8 @@ run() {  # name env...: launch lines and the process wall time into $work/<name>
   shift
   t0=$(date +%s%N)
   env "$@" timeout 60 "$exe" 5 >"$work/$name.log" 2>&1
-  echo "{\"process_ms\": $((($(date +%s%N) - t0) / 1000000)), \"exit\": $?}" >>"$work/$name.log"
+  local rc=$?
+  echo "{\"process_ms\": $((($(date +%s%N) - t0) / 1000000)), \"exit\": $rc}" >>"$work/$name.log"
 }
 for rep in 1 2 3; do
   run "native_$rep"

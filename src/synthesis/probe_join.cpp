@@ -178,9 +178,12 @@ std::optional<std::uint64_t> eventTime(const ProbeProcess& process, std::string_
   return std::nullopt;
 }
 
-/// `epochNs` of `process`'s system clock on its CUPTI clock.
-std::uint64_t onCuptiClock(const ProbeProcess& process, std::uint64_t epochNs) {
-  return static_cast<std::uint64_t>(static_cast<std::int64_t>(epochNs) - *process.epochMinusCupti);
+/// `epochNs` of `process`'s system clock on its CUPTI clock; nullopt when that falls before
+/// CUPTI's clock starts (a clock that is not the host's: nothing can be placed then).
+std::optional<std::uint64_t> onCuptiClock(const ProbeProcess& process, std::uint64_t epochNs) {
+  const std::int64_t ns = static_cast<std::int64_t>(epochNs) - *process.epochMinusCupti;
+  if (ns < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(ns);
 }
 
 /// probeIsolation's `neighbours` (see probe_join.h).
@@ -200,10 +203,12 @@ nlohmann::json probeNeighbours(const std::vector<ProbeProcess>& processes) {
     std::uint64_t lastEnd = 0;
     for (const auto& q : processes) {
       if (&q == &p || q.device != p.device || !known(q)) continue;
-      const std::uint64_t start = onCuptiClock(q, q.lifetime.first);
-      const std::uint64_t end = onCuptiClock(q, q.lifetime.second);
-      // Outside every hold: from its start to its set-up hold, and from giving up its turn (or
-      // the hold after it) to its end.
+      const auto qStart = onCuptiClock(q, q.lifetime.first);
+      const auto qEnd = onCuptiClock(q, q.lifetime.second);
+      if (!qStart || !qEnd) continue;
+      const std::uint64_t start = *qStart, end = *qEnd;
+      // From its start to its set-up hold (outside every hold), and from giving up its turn to
+      // its end (under the shared teardown hold unless ARGUS_GPU_TURN_TEARDOWN=none).
       const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> phases[] = {
           {"starting", {start, eventTime(q, "set_up_held").value_or(end)}},
           {"ending", {eventTime(q, "turn_released").value_or(end), end}}};

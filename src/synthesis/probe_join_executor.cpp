@@ -1,5 +1,6 @@
 #include "argus/synthesis/probe_join_executor.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <span>
@@ -74,6 +75,8 @@ ProbeProcess probeProcess(const std::string& collect, const json& run) {
     if (!p.epochMinusCupti && cupti != 0)
       p.epochMinusCupti = e["epoch_ns"].get<std::int64_t>() - static_cast<std::int64_t>(cupti);
   }
+  std::stable_sort(p.turnEvents.begin(), p.turnEvents.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
   return p;
 }
 

@@ -57,7 +57,8 @@ struct ProbeProcess {
   /// every other process of its device).
   std::pair<std::uint64_t, std::uint64_t> lifetime{0, 0};
   /// Its turn events (turn_timeline.jsonl: set_up_asked, set_up_held, turn_asked, turn_taken,
-  /// turn_released) in order, ns on CUPTI's clock.
+  /// traced_launch_returned, trace_written, exit_handler, turn_released) in time order, ns on
+  /// CUPTI's clock.
   std::vector<std::pair<std::string, std::uint64_t>> turnEvents = {};
   /// System clock minus CUPTI's clock in this process, ns (from its turn events); nullopt when
   /// unknown, and then its lifetime cannot be set beside kernels.
@@ -71,12 +72,13 @@ struct ProbeProcess {
 /// intervals or without a turn], overlaps: [{first,
 /// second, device, first_kernel: [s, e], second_kernel: [s, e]}], one per pair of processes,
 /// neighbours: [...]}. `neighbours` has, for each process with kernels and a known clock offset,
-/// what the other processes of its device were doing outside every hold while its kernels ran
+/// what the other processes of its device were doing outside their turns while its kernels ran
 /// (from its first kernel's start to its last one's end): {collect, kernels: [s, e], beside:
-/// [{collect, phase: "starting" (process start to its set-up hold) | "ending" (its turn given up
-/// to its end), overlap_ns}], last_exit: {collect, before_ns} (the latest other process to end
-/// before its kernels, and how long before) or null, timeline: [[event, ns since its first turn
-/// event]] (where its time under the holds went)}. Informational: it decides nothing.
+/// [{collect, phase: "starting" (process start to its set-up hold: outside every hold) |
+/// "ending" (its turn given up to its end: under the shared teardown hold unless
+/// ARGUS_GPU_TURN_TEARDOWN=none), overlap_ns}], last_exit: {collect, before_ns} (the latest other
+/// process to end before its kernels, and how long before) or null, timeline: [[event, ns since its
+/// first turn event]] (where its time under the holds went)}. Informational: it decides nothing.
 [[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
 
 }  // namespace argus::synthesis

@@ -74,6 +74,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -168,6 +169,7 @@ struct State {
   /// early): its result and how long it took. Invalid when it runs inline at the first
   /// configuration instead.
   std::shared_future<std::pair<CUptiResult, double>> earlyProfilerInit;
+  bool earlyProfilerInitTimedOut = false;  ///< The wait for it gave up (every device then fails).
   bool metricsListed = false;
   CUpti_SubscriberHandle subscriber = nullptr;
 
@@ -369,8 +371,11 @@ bool configureSassDevice(int device) {
       // The thread takes no lock of ours, so waiting here while holding gState->mutex is safe.
       // A driver lock held by this thread could still stall it: give up after a minute rather
       // than hang the program.
-      if (gState->earlyProfilerInit.wait_for(std::chrono::minutes(1)) !=
-          std::future_status::ready) {
+      if (gState->earlyProfilerInitTimedOut ||
+          gState->earlyProfilerInit.wait_for(std::chrono::minutes(1)) !=
+              std::future_status::ready) {
+        if (gState->earlyProfilerInitTimedOut) return false;  // reported once
+        gState->earlyProfilerInitTimedOut = true;
         reportError(
             "cuptiProfilerInitialize, started at injection, did not finish within a "
             "minute; collecting nothing (ARGUS_CUPTI_INIT=inline runs it at the first "
@@ -1046,6 +1051,10 @@ void atExit() {
   if (gState == nullptr) return;
   tInCallback = true;  // Calls below must not re-enter our callbacks.
   const PhaseTimer timer("exit handler: flush");
+  // A program that exits before its first configuration must not tear CUPTI down under the
+  // early profiler initialisation.
+  if (gState->earlyProfilerInit.valid() && !gState->earlyProfilerInitTimedOut)
+    (void)gState->earlyProfilerInit.wait_for(std::chrono::seconds(10));
   {
     std::lock_guard lock(gState->mutex);
     for (auto& [context, c] : gState->contexts) {
@@ -1140,6 +1149,34 @@ int initialize() {
     gState = nullptr;
     return 1;
   }
+  // CUPTI's profiler initialisation takes 80-100 ms on the H200 (CUDA 13.0, driver 580), most
+  // of a SASS-metrics collection's added time (bench/pc_overhead). It needs no context, so it
+  // starts now, before any callback can configure a device, on its own thread and overlaps the
+  // program's context creation and host set-up; the first configuration waits for it.
+  // ARGUS_CUPTI_INIT=inline runs it there instead.
+  const char* initMode = std::getenv("ARGUS_CUPTI_INIT");
+  const std::string init = initMode == nullptr ? "early" : initMode;
+  if (init != "early" && init != "inline")
+    reportError("ARGUS_CUPTI_INIT=" + init + " is not early or inline; using early");
+  if (sass && init != "inline") {
+    try {
+      state->earlyProfilerInit =
+          std::async(std::launch::async, [] {
+            const auto start = std::chrono::steady_clock::now();
+            CUpti_Profiler_Initialize_Params params{};
+            params.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+            const CUptiResult result = vendor().cuptiProfilerInitialize != nullptr
+                                           ? vendor().cuptiProfilerInitialize(&params)
+                                           : CUPTI_ERROR_NOT_SUPPORTED;
+            return std::pair{result, std::chrono::duration<double, std::milli>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()};
+          }).share();
+    } catch (const std::system_error& e) {
+      reportError(std::string("no thread for the early profiler initialisation (") + e.what() +
+                  "); it runs at the first configuration");
+    }
+  }
   if (!check(api.cuptiSubscribe(&state->subscriber, onCallback, nullptr), "cuptiSubscribe")) {
     reportError("collecting nothing (another CUPTI subscriber, e.g. a profiler, may be attached)");
     gState = nullptr;
@@ -1157,25 +1194,6 @@ int initialize() {
     gState = nullptr;
     reportError("collecting nothing");
     return 1;
-  }
-  // CUPTI's profiler initialisation takes about 80 ms on the H200 (CUDA 13.0, driver 580), most
-  // of a SASS-metrics collection's added time (bench/pc_overhead). It needs no context, so it
-  // starts now on its own thread and overlaps the program's context creation and host set-up;
-  // the first configuration waits for it. ARGUS_CUPTI_INIT=inline runs it there instead.
-  if (const char* init = std::getenv("ARGUS_CUPTI_INIT");
-      sass && (init == nullptr || std::string(init) != "inline")) {
-    state->earlyProfilerInit =
-        std::async(std::launch::async, [] {
-          const auto start = std::chrono::steady_clock::now();
-          CUpti_Profiler_Initialize_Params params{};
-          params.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
-          const CUptiResult result = vendor().cuptiProfilerInitialize != nullptr
-                                         ? vendor().cuptiProfilerInitialize(&params)
-                                         : CUPTI_ERROR_NOT_SUPPORTED;
-          return std::pair{result, std::chrono::duration<double, std::milli>(
-                                       std::chrono::steady_clock::now() - start)
-                                       .count()};
-        }).share();
   }
   // Kernel durations from CUPTI activity records, for PC sampling only. Measured on the H200
   // (CUDA 13.0, driver 580): with CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL enabled every SASS metric

@@ -302,6 +302,10 @@ std::uint64_t cuptiNow() {
 /// One line of turn_timeline.jsonl: `event` now, on CUPTI's clock (kernels.jsonl's) and the
 /// system clock (the parent's process times).
 void turnEvent(const char* event) {
+  // Callbacks of several threads write here (the launch's under launchMutex, the turn's under
+  // turnMutex): one lock of its own keeps the lines whole and in the order of their times.
+  static std::mutex timelineMutex;
+  const std::lock_guard lock(timelineMutex);
   const std::uint64_t cupti = cuptiNow();
   const auto epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
