@@ -129,44 +129,44 @@ def split_stores(lines):
 def lane_words(lines):
     """The `lanes8` variant of one kernel (see the module's docstring)."""
     skips = iter(range(1, 1000))
+    skip = None  # the label after a diverged warp's two stores
     out = []
     for line in lines:
         t = line.strip()
         if t.startswith('.reg .b64 %argus_b<'):
-            out += [line, '	.reg .b32 %argus_lane;', '	.reg .b32 %argus_w<8>;',
-                    '	.reg .pred %argus_k<3>;', '	.reg .pred %argus_l8;',
-                    '	.reg .pred %argus_conv;', '	.reg .pred %argus_sl;',
-                    '	.reg .b64 %argus_la;']
+            out += [line, '\t.reg .b32 %argus_lane;', '\t.reg .b32 %argus_w<8>;',
+                    '\t.reg .pred %argus_k<3>;', '\t.reg .pred %argus_l8;',
+                    '\t.reg .pred %argus_conv;', '\t.reg .pred %argus_sl;',
+                    '\t.reg .b64 %argus_la;']
             continue
         if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
-            out += [line, '	mov.u32 %argus_lane, %laneid;',
-                    '	setp.lt.u32 %argus_l8, %argus_lane, 8;']
+            out += [line, '\tmov.u32 %argus_lane, %laneid;',
+                    '\tsetp.lt.u32 %argus_l8, %argus_lane, 8;']
             for bit in range(3):
-                out += [f'	and.b32 %argus_w0, %argus_lane, {1 << bit};',
-                        f'	setp.ne.u32 %argus_k{bit}, %argus_w0, 0;']
+                out += [f'\tand.b32 %argus_w0, %argus_lane, {1 << bit};',
+                        f'\tsetp.ne.u32 %argus_k{bit}, %argus_w0, 0;']
             continue
         if t.startswith('@%argus_st st.global.cs.v2.u64'):
             skip = f'$ARGUS_SKIP_{next(skips)}'
-            out += ['	setp.eq.b32 %argus_conv, %argus_t0, -1;',
-                    f'	@%argus_conv bra {skip};',
+            out += ['\tsetp.eq.b32 %argus_conv, %argus_t0, -1;',
+                    f'\t@%argus_conv bra {skip};',
                     line]
             continue
         if t.startswith('@%argus_st st.global.cs.v4.u32'):
-            skip = f'$ARGUS_SKIP_{next(skips) - 1}'
             out += [line, f'{skip}:',
-                    '	mov.b64 {%argus_w0, %argus_w1}, %argus_b0;',
-                    '	mov.b64 {%argus_w2, %argus_w3}, %argus_now;',
-                    '	selp.b32 %argus_w0, %argus_w1, %argus_w0, %argus_k0;',
-                    '	selp.b32 %argus_w2, %argus_w3, %argus_w2, %argus_k0;',
-                    '	selp.b32 %argus_w4, %argus_cta, %argus_m0, %argus_k0;',
-                    '	selp.b32 %argus_w6, %argus_t2, %argus_i0, %argus_k0;',
-                    '	selp.b32 %argus_w0, %argus_w2, %argus_w0, %argus_k1;',
-                    '	selp.b32 %argus_w4, %argus_w6, %argus_w4, %argus_k1;',
-                    '	selp.b32 %argus_w0, %argus_w4, %argus_w0, %argus_k2;',
-                    '	mad.wide.u32 %argus_la, %argus_lane, 4, %argus_addr;',
-                    '	and.pred %argus_sl, %argus_on, %argus_conv;',
-                    '	and.pred %argus_sl, %argus_sl, %argus_l8;',
-                    '	@%argus_sl st.global.cs.u32 [%argus_la], %argus_w0;']
+                    '\tmov.b64 {%argus_w0, %argus_w1}, %argus_b0;',
+                    '\tmov.b64 {%argus_w2, %argus_w3}, %argus_now;',
+                    '\tselp.b32 %argus_w0, %argus_w1, %argus_w0, %argus_k0;',
+                    '\tselp.b32 %argus_w2, %argus_w3, %argus_w2, %argus_k0;',
+                    '\tselp.b32 %argus_w4, %argus_cta, %argus_m0, %argus_k0;',
+                    '\tselp.b32 %argus_w6, %argus_t2, %argus_i0, %argus_k0;',
+                    '\tselp.b32 %argus_w0, %argus_w2, %argus_w0, %argus_k1;',
+                    '\tselp.b32 %argus_w4, %argus_w6, %argus_w4, %argus_k1;',
+                    '\tselp.b32 %argus_w0, %argus_w4, %argus_w0, %argus_k2;',
+                    '\tmad.wide.u32 %argus_la, %argus_lane, 4, %argus_addr;',
+                    '\tand.pred %argus_sl, %argus_on, %argus_conv;',
+                    '\tand.pred %argus_sl, %argus_sl, %argus_l8;',
+                    '\t@%argus_sl st.global.cs.u32 [%argus_la], %argus_w0;']
             continue
         out.append(line)
     return out

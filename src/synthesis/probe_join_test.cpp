@@ -201,12 +201,6 @@ TEST(ProbeJoin, IsolationFindsOverlappingKernelsOnOneDevice) {
   EXPECT_EQ(iso["overlaps"][0]["second_kernel"], nlohmann::json::array({350, 360}));
 }
 
-}  // namespace
-}  // namespace argus::synthesis
-
-namespace argus::synthesis {
-namespace {
-
 // What other processes of the device did outside every hold while a probe's kernels ran: the
 // system clock runs 1000 ns ahead of CUPTI's in every process here.
 TEST(ProbeJoin, NeighboursSetOtherProcessesPhasesBesideAProbesKernels) {

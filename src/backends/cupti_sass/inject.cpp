@@ -352,6 +352,14 @@ class PhaseTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
+/// cuptiProfilerInitialize, whichever thread runs it (CUPTI_ERROR_NOT_SUPPORTED without it).
+CUptiResult initializeProfiler() {
+  if (vendor().cuptiProfilerInitialize == nullptr) return CUPTI_ERROR_NOT_SUPPORTED;
+  CUpti_Profiler_Initialize_Params params{};
+  params.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+  return vendor().cuptiProfilerInitialize(&params);
+}
+
 /// cuptiSassMetricsSetConfig for `device`, once. False when it failed (reported once).
 bool configureSassDevice(int device) {
   const VendorApi& api = vendor();
@@ -371,10 +379,9 @@ bool configureSassDevice(int device) {
       // The thread takes no lock of ours, so waiting here while holding gState->mutex is safe.
       // A driver lock held by this thread could still stall it: give up after a minute rather
       // than hang the program.
-      if (gState->earlyProfilerInitTimedOut ||
-          gState->earlyProfilerInit.wait_for(std::chrono::minutes(1)) !=
-              std::future_status::ready) {
-        if (gState->earlyProfilerInitTimedOut) return false;  // reported once
+      if (gState->earlyProfilerInitTimedOut) return false;  // reported once
+      if (gState->earlyProfilerInit.wait_for(std::chrono::minutes(1)) !=
+          std::future_status::ready) {
         gState->earlyProfilerInitTimedOut = true;
         reportError(
             "cuptiProfilerInitialize, started at injection, did not finish within a "
@@ -387,10 +394,8 @@ bool configureSassDevice(int device) {
       appendPhase("cuptiProfilerInitialize (early, own thread)", ms);
       if (!check(result, "cuptiProfilerInitialize (early)")) return false;
     } else {
-      CUpti_Profiler_Initialize_Params init{};
-      init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
       const PhaseTimer timer("cuptiProfilerInitialize");
-      if (!check(api.cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
+      if (!check(initializeProfiler(), "cuptiProfilerInitialize")) return false;
     }
     gState->profilerInitialized = true;
   }
@@ -1163,11 +1168,7 @@ int initialize() {
       state->earlyProfilerInit =
           std::async(std::launch::async, [] {
             const auto start = std::chrono::steady_clock::now();
-            CUpti_Profiler_Initialize_Params params{};
-            params.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
-            const CUptiResult result = vendor().cuptiProfilerInitialize != nullptr
-                                           ? vendor().cuptiProfilerInitialize(&params)
-                                           : CUPTI_ERROR_NOT_SUPPORTED;
+            const CUptiResult result = initializeProfiler();
             return std::pair{result, std::chrono::duration<double, std::milli>(
                                          std::chrono::steady_clock::now() - start)
                                          .count()};

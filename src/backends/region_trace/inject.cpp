@@ -300,8 +300,8 @@ std::uint64_t cuptiNow() {
 }
 
 /// One line of turn_timeline.jsonl: `event` now, on CUPTI's clock (kernels.jsonl's) and the
-/// system clock (the parent's process times).
-void turnEvent(const char* event) {
+/// system clock (the parent's process times). Returns the CUPTI time it wrote.
+std::uint64_t turnEvent(const char* event) {
   // Callbacks of several threads write here (the launch's under launchMutex, the turn's under
   // turnMutex): one lock of its own keeps the lines whole and in the order of their times.
   static std::mutex timelineMutex;
@@ -313,6 +313,7 @@ void turnEvent(const char* event) {
   appendLine(gState->dir / "turn_timeline.jsonl",
              std::string("{\"event\":\"") + event + "\",\"cupti_ns\":" + std::to_string(cupti) +
                  ",\"epoch_ns\":" + std::to_string(epoch) + "}");
+  return cupti;
 }
 
 void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
@@ -475,15 +476,13 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
       capture != CU_STREAM_CAPTURE_STATUS_NONE)
     return;
   vendor().cuCtxSynchronize();
-  const std::uint64_t asked = cuptiNow();
-  turnEvent("turn_asked");
+  const std::uint64_t asked = turnEvent("turn_asked");
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
     gState->turnOn = false;
     return;
   }
-  const std::uint64_t taken = cuptiNow();
-  turnEvent("turn_taken");
+  const std::uint64_t taken = turnEvent("turn_taken");
   const std::string line =
       "{\"lock\":" + jsonString(gState->turnPath) + ",\"pid\":" + std::to_string(::getpid()) +
       ",\"first_work\":" + jsonString(name) + ",\"asked_ns\":" + std::to_string(asked) +
