@@ -40,7 +40,7 @@ import collections, glob, json, statistics, sys
 d = sys.argv[1]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 def launches(name):
-    first, later, proc, setup, outside = [], [], [], [], []
+    first, later, proc, setup, outside, gpu = [], [], [], [], [], []
     for f in sorted(glob.glob(f"{d}/{name}_*.log")):
         main_ms = None
         for line in open(f):
@@ -53,13 +53,14 @@ def launches(name):
                 setup.append(j["setup_ms"]); main_ms = j["main_ms"]
             else:
                 (first if j["launch"] == 0 else later).append(j["wall_us"])
-    return med(first), med(later), med(proc), med(setup), med(outside)
+                gpu.append(j["event_us"])
+    return med(first), med(later), med(proc), med(setup), med(outside), med(gpu)
 n = launches("native")
-print(f"native: first launch {n[0]:.1f} us, later {n[1]:.1f} us, process {n[2]:.0f} ms "
-      f"(CUDA set-up in main {n[3]:.0f} ms, before and after main {n[4]:.0f} ms)")
+print(f"native: first launch {n[0]:.1f} us, later {n[1]:.1f} us (GPU {n[5]:.2f} us), process "
+      f"{n[2]:.0f} ms (CUDA set-up in main {n[3]:.0f} ms, before and after main {n[4]:.0f} ms)")
 for at in ("launch-inline", "launch-early", "context-inline", "context-early", "sass5",
            "sampling"):
-    f, l, p, s, o = launches(at)
+    f, l, p, s, o, _ = launches(at)
     print(f"{at}: first launch {f / 1e3:.2f} ms (+{(f - n[0]) / 1e3:.2f}), later "
           f"{l / 1e3:.3f} ms (+{(l - n[1]) / 1e3:.3f}), process {p:.0f} ms (+{p - n[2]:.0f}; "
           f"CUDA set-up in main +{s - n[3]:.0f}, before and after main +{o - n[4]:.0f})")

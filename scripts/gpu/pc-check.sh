@@ -6,8 +6,9 @@
 #   (b) Argus's per-PC counts (CUPTI SASS metrics) == ncu's source counters per PC, same cubin;
 #   (c) a Case 1 / Case 2 report on examples/warp_specialized: instruction share per region vs per
 #       source file (hopper.cuh helpers are force-inlined), barrier instructions per region;
-#   (d) the overhead of each per-PC collector over the native run (bench/pc_overhead: the seed's
-#       128 CTAs x 256 threads, 8 occurrences, 2,048 dependent FMAs per thread).
+#   (d) the overhead of each per-PC collector over the native run (scripts/gpu/mapping-cost.sh on
+#       bench/pc_overhead: the seed's 128 CTAs x 256 threads, 8 occurrences, 2,048 dependent FMAs
+#       per thread).
 # Clocks and device settings are never changed. Writes under $OUT (default /tmp/argus-out):
 # pc_summary.txt, shared_callee_query.txt, case_warp_specialized.txt, gpu_test.log,
 # pc_fixtures.tgz (the query's PC bundles, bench logs).
@@ -109,50 +110,8 @@ timeout 120 "$argus" query --program examples/warp_specialized/argus.yaml \
 say "query: exit $? in $(($(date +%s) - start)) s"
 grep -vE '^argus: [0-9]+/' "$out/case_warp_specialized.txt" | head -80 >>"$summary"
 
-say "== (d) per-PC collector overhead (bench/pc_overhead, 5 launches per run)"
-exe="$build/bench/pc_overhead/argus_bench_pc_overhead"
-lib="$build/src/backends/cupti_sass/libargus_cupti_sass.so"
-bench() { # name env...: one run, JSON lines into logs/bench_<name>.log, process wall time
-  local name=$1 t0
-  shift
-  t0=$(date +%s%N)
-  env "$@" timeout 60 "$exe" 5 >"$work/logs/bench_$name.log" 2>&1
-  echo "{\"process_ms\": $((($(date +%s%N) - t0) / 1000000)), \"exit\": $?}" >>"$work/logs/bench_$name.log"
-}
-for rep in 1 2 3; do
-  bench "native_$rep"
-  bench "mapping_$rep" CUDA_INJECTION64_PATH="$lib" ARGUS_OUT_DIR="$work/bench/mapping_$rep" \
-    ARGUS_SASS_METRICS=smsp__sass_inst_executed ARGUS_PC_KERNELS=pc_overhead
-  bench "sass_$rep" CUDA_INJECTION64_PATH="$lib" ARGUS_OUT_DIR="$work/bench/sass_$rep" \
-    ARGUS_SASS_METRICS=smsp__sass_inst_executed,smsp__sass_thread_inst_executed,smsp__sass_thread_inst_executed_pred_on,smsp__sass_inst_executed_op_global,smsp__sass_inst_executed_op_shared \
-    ARGUS_PC_KERNELS=pc_overhead
-  bench "pcsampling_$rep" CUDA_INJECTION64_PATH="$lib" ARGUS_OUT_DIR="$work/bench/pcs_$rep" \
-    ARGUS_PC_SAMPLING=1 ARGUS_PC_KERNELS=pc_overhead
-done
-cp "$work/bench/mapping_1/pc-0.json" "$work/fixtures/bench_mapping_pc-0.json" 2>/dev/null
-python3 - "$work/logs" <<'EOF' 2>&1 | tee -a "$summary"
-import json, statistics, sys, glob
-d = sys.argv[1]
-def load(name):
-    first, steady, events, procs = [], [], [], []
-    for f in sorted(glob.glob(f"{d}/bench_{name}_*.log")):
-        for line in open(f):
-            if not line.startswith("{"): continue
-            j = json.loads(line)
-            if "process_ms" in j: procs.append(j["process_ms"]); continue
-            if "setup_ms" in j: continue
-            (first if j["launch"] == 0 else steady).append(j["wall_us"])
-            events.append(j["event_us"])
-    return first, steady, events, procs
-native = load("native")
-med = lambda xs: statistics.median(xs) if xs else float("nan")
-print(f"native: first launch {med(native[0]):.1f} us, later launches {med(native[1]):.1f} us "
-      f"(event {med(native[2]):.2f} us), process {med(native[3]):.0f} ms")
-for name in ["mapping", "sass", "pcsampling"]:
-    f, s, e, p = load(name)
-    print(f"{name}: first launch {med(f):.1f} us (+{(med(f) - med(native[0])) / 1e3:.2f} ms), "
-          f"later launches {med(s):.1f} us (+{(med(s) - med(native[1])) / 1e3:.2f} ms), "
-          f"process {med(p):.0f} ms (+{med(p) - med(native[3]):.0f} ms)")
-EOF
+say "== (d) per-PC collector overhead (bench/pc_overhead, 5 launches per run): mapping-cost.sh"
+OUT="$work/logs/mapping-cost" bash scripts/gpu/mapping-cost.sh 2>&1 | tee -a "$summary"
+cp /tmp/mapping-cost/out_launch-early_1/pc-0.json "$work/fixtures/bench_mapping_pc-0.json" 2>/dev/null
 say "== done: status $status"
 finish "$status"
