@@ -207,11 +207,21 @@ nlohmann::json probeNeighbours(const std::vector<ProbeProcess>& processes) {
       const auto qEnd = onCuptiClock(q, q.lifetime.second);
       if (!qStart || !qEnd) continue;
       const std::uint64_t start = *qStart, end = *qEnd;
-      // From its start to its set-up hold (outside every hold), and from giving up its turn to
-      // its end (under the shared teardown hold unless ARGUS_GPU_TURN_TEARDOWN=none).
-      const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> phases[] = {
-          {"starting", {start, eventTime(q, "set_up_held").value_or(end)}},
-          {"ending", {eventTime(q, "turn_released").value_or(end), end}}};
+      // From its start to its set-up hold (outside every hold); from each time it gave the turn
+      // up while idle to its next event (holding nothing: ARGUS_GPU_TURN_IDLE_MS); from giving
+      // up its turn at the exit to its end (under the shared teardown hold unless
+      // ARGUS_GPU_TURN_TEARDOWN=none).
+      std::vector<std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>>> phases = {
+          {"starting", {start, eventTime(q, "set_up_held").value_or(end)}}};
+      std::optional<std::uint64_t> released;
+      for (std::size_t e = 0; e < q.turnEvents.size(); ++e) {
+        const auto& [name, ns] = q.turnEvents[e];
+        if (name == "turn_idle_released")
+          phases.push_back(
+              {"idle", {ns, e + 1 < q.turnEvents.size() ? q.turnEvents[e + 1].second : end}});
+        if (name == "turn_released") released = ns;
+      }
+      phases.push_back({"ending", {released.value_or(end), end}});
       for (const auto& [phase, window] : phases) {
         const std::uint64_t from = std::max(window.first, first);
         const std::uint64_t to = std::min(window.second, last);

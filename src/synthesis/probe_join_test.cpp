@@ -225,18 +225,34 @@ TEST(ProbeJoin, NeighboursSetOtherProcessesPhasesBesideAProbesKernels) {
       // ended at 690: its end (released 640) overlaps p's kernels by 50 ns
       process("collect/s", {{100, 120}}, {1000, 1690},
               {{"set_up_held", 5}, {"turn_released", 640}}),
+      // idle from 480 to 520 (its turn taken again) and from 560 to its exit handler at 580,
+      // then under its teardown hold from 590 (the last turn_released) to its end at 800
+      process("collect/u", {{50, 60}}, {1000, 1800},
+              {{"set_up_held", 1},
+               {"turn_idle_released", 480},
+               {"turn_asked", 520},
+               {"turn_taken", 530},
+               {"turn_idle_released", 560},
+               {"exit_handler", 580},
+               {"turn_released", 590}}),
   };
   processes.push_back({"collect/t", "0", true, {{10, 20}}, {1000, 1010}});  // no clock offset
   const auto neighbours = probeIsolation(processes)["neighbours"];
-  ASSERT_EQ(neighbours.size(), 4u) << neighbours.dump();
+  ASSERT_EQ(neighbours.size(), 5u) << neighbours.dump();
   const auto& p = neighbours[0];
   EXPECT_EQ(p["collect"], "collect/p");
   EXPECT_EQ(p["kernels"], nlohmann::json::array({500, 700}));
-  ASSERT_EQ(p["beside"].size(), 2u) << p.dump();
+  ASSERT_EQ(p["beside"].size(), 5u) << p.dump();
   EXPECT_EQ(p["beside"][0],
             nlohmann::json({{"collect", "collect/q"}, {"phase", "starting"}, {"overlap_ns", 70}}));
   EXPECT_EQ(p["beside"][1],
             nlohmann::json({{"collect", "collect/s"}, {"phase", "ending"}, {"overlap_ns", 50}}));
+  EXPECT_EQ(p["beside"][2],
+            nlohmann::json({{"collect", "collect/u"}, {"phase", "idle"}, {"overlap_ns", 20}}));
+  EXPECT_EQ(p["beside"][3],
+            nlohmann::json({{"collect", "collect/u"}, {"phase", "idle"}, {"overlap_ns", 20}}));
+  EXPECT_EQ(p["beside"][4],
+            nlohmann::json({{"collect", "collect/u"}, {"phase", "ending"}, {"overlap_ns", 110}}));
   EXPECT_EQ(p["last_exit"], nlohmann::json({{"collect", "collect/r"}, {"before_ns", 80}}));
   EXPECT_EQ(p["timeline"],
             nlohmann::json::parse(

@@ -8,7 +8,9 @@
 //              set-up and teardown, which the driver may carry out on the GPU. Many at once.
 //   exclusive  from the first GPU work until the exit handler has synchronized the context: the
 //              program's own work, the measured launch among it. One process, and no process in
-//              its shared phase, at a time.
+//              its shared phase, at a time. With ARGUS_GPU_TURN_IDLE_MS the process gives it up
+//              (holding nothing) while it is idle after its measured launch, and its next driver
+//              call, whatever it is, waits for it again.
 // Every sharing process follows the same rule, so a measured launch is its own execution on the
 // device: no other process's kernel, copy or driver set-up runs beside it. The kernel drops a
 // hold when its process ends, also after a crash. kernels.jsonl's CUPTI intervals let the join

@@ -34,12 +34,18 @@
 //                             exclusive hold is written to turn.json, and every hold's taking
 //                             and giving up to turn_timeline.jsonl ({event, cupti_ns, epoch_ns}:
 //                             set_up_asked, set_up_held, turn_asked, turn_taken,
-//                             traced_launch_returned, trace_written, exit_handler, turn_released),
+//                             traced_launch_returned, trace_written, turn_idle_released,
+//                             exit_handler, turn_released),
 //                             on CUPTI's clock and the system clock both, so that a process's
 //                             phases can be set beside other processes' kernels.
 //   ARGUS_GPU_TURN_TEARDOWN=none  the context's teardown holds nothing (default: shared). For
 //                             measuring whether a teardown beside another's work changes it
-//                             (scripts/gpu/turn-teardown-experiment.sh).
+//                             (scripts/gpu/turn-experiment.sh).
+//   ARGUS_GPU_TURN_IDLE_MS=N  once a traced launch is written, give the turn up while the program
+//                             makes no driver call for N ms (event turn_idle_released) and take
+//                             it again at its next driver call (default 0: held to the exit
+//                             handler). Every driver call then gets a callback. Not with managed
+//                             memory.
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -66,6 +72,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -119,9 +127,21 @@ struct State {
   std::mutex turnMutex;
   GpuTurn turn;
   /// Driver entry points that put work on the GPU (gpu_turn.h), by callback id: only these get
-  /// callbacks for the turn.
+  /// callbacks for the turn (every driver call does while ARGUS_GPU_TURN_IDLE_MS is set).
   std::vector<bool> submitsWork;
   std::vector<std::string> workNames;  ///< Their names, copied when the library starts.
+
+  /// ARGUS_GPU_TURN_IDLE_MS in ns (0: off): once a traced launch is written, the turn is given
+  /// up while the process makes no driver call for this long (its host-side check, say), and
+  /// taken again by its next driver call (idleWatch).
+  std::uint64_t idleNs = 0;
+  std::atomic<int> callsInFlight{0};              ///< Driver calls of the program under way.
+  std::atomic<std::uint64_t> lastCallNs{0};       ///< When the last one returned (steady clock).
+  std::atomic<bool> traceWritten{false};          ///< A traced launch's file is written.
+  std::atomic<bool> managedMemory{false};         ///< The program allocated managed memory.
+  std::atomic<CUcontext> tracedContext{nullptr};  ///< The traced launch's, to synchronize.
+  std::atomic<bool> idleReleased{false};          ///< The turn was given up while idle.
+  bool exiting = false;  ///< The exit handler ran: no turn is taken again (turnMutex).
 };
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
@@ -429,7 +449,13 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       }
       p.line.records = valid;
       p.line.dropped = header.dropped;
-      if (gState->turnOn) turnEvent("trace_written");
+      if (gState->turnOn) {
+        turnEvent("trace_written");
+        CUcontext context = cb->context;
+        if (context == nullptr) api.cuCtxGetCurrent(&context);
+        gState->tracedContext = context;
+        gState->traceWritten = true;
+      }
     } else {
       p.line.traced = false;
       if (p.line.note.empty()) p.line.note = "trace read-back failed (errors.txt)";
@@ -459,12 +485,24 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   }
 }
 
-/// Before a driver call: when it is this process's first GPU work, wait for the device's turn.
+std::uint64_t steadyNs() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+/// Before a driver call: when it is this process's first GPU work, or any driver call after the
+/// turn was given up while idle, wait for the device's turn.
 void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
-  if (cbid >= gState->submitsWork.size() || !gState->submitsWork[cbid]) return;
+  const bool work = cbid < gState->submitsWork.size() && gState->submitsWork[cbid];
+  // With ARGUS_GPU_TURN_IDLE_MS every call takes the mutex: the idle watcher decides and gives
+  // the turn up under it, so a call it did not count (callsInFlight) waits here and then sees
+  // the turn gone.
+  if (!work && gState->idleNs == 0) return;
   std::lock_guard lock(gState->turnMutex);
-  if (gState->turn.held()) return;
-  const std::string& name = gState->workNames[cbid];
+  if (gState->turn.held() || gState->exiting) return;
+  if (!work && !gState->idleReleased) return;  // still setting up: GPU work takes the turn first
+  const std::string& name = cbid < gState->workNames.size() ? gState->workNames[cbid] : "";
   // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
   // shared hold, before the wait for the turn lets it go. Not for a launch into a stream that is
   // capturing a graph: synchronizing then would invalidate the capture (and the launch puts no
@@ -483,12 +521,44 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     return;
   }
   const std::uint64_t taken = turnEvent("turn_taken");
+  gState->idleReleased = false;
   const std::string line =
       "{\"lock\":" + jsonString(gState->turnPath) + ",\"pid\":" + std::to_string(::getpid()) +
       ",\"first_work\":" + jsonString(name) + ",\"asked_ns\":" + std::to_string(asked) +
       ",\"taken_ns\":" + std::to_string(taken) + ",\"waited_ns\":" + std::to_string(taken - asked) +
       "}";
   appendLine(gState->dir / "turn.json", line);
+}
+
+/// ARGUS_GPU_TURN_IDLE_MS's thread. Once a traced launch is written, and the program has made no
+/// driver call for idleNs with none under way, it synchronizes the traced launch's context and
+/// gives the turn up: nothing of this process is left on the GPU, and its next driver call (any,
+/// not only GPU work: a free changes the GPU's page tables) waits for the turn again. The
+/// program's host-side work after its measured launches, a result check say, then runs while
+/// another process has the GPU. Not with managed memory, whose pages move when the host touches
+/// them, without a driver call. A failed synchronization keeps the turn to the exit.
+void idleWatch() {
+  tInCallback = true;  // this thread's driver calls are Argus's own, not the program's
+  const auto step = std::chrono::nanoseconds(std::max<std::uint64_t>(gState->idleNs / 4, 100000));
+  bool contextSet = false;
+  for (;;) {
+    std::this_thread::sleep_for(step);
+    if (!gState->traceWritten || gState->managedMemory) continue;
+    std::lock_guard lock(gState->turnMutex);
+    if (gState->exiting) return;
+    const CUcontext context = gState->tracedContext;
+    if (!gState->turn.held() || context == nullptr || gState->callsInFlight != 0 ||
+        steadyNs() - gState->lastCallNs < gState->idleNs)
+      continue;
+    if (!contextSet) {
+      if (!check(vendor().cuCtxSetCurrent(context), "cuCtxSetCurrent (idle turn)")) return;
+      contextSet = true;
+    }
+    if (!check(vendor().cuCtxSynchronize(), "cuCtxSynchronize (idle turn)")) return;
+    gState->turn.release();
+    gState->idleReleased = true;
+    turnEvent("turn_idle_released");
+  }
 }
 
 /// Exit handler: once everything this process queued has finished on the GPU, the turn goes to
@@ -499,6 +569,15 @@ void releaseTurnAtExit() {
   // The mutex first: no other thread takes or uses the turn between the synchronization and the
   // hand-over.
   std::lock_guard lock(gState->turnMutex);
+  gState->exiting = true;
+  if (gState->idleReleased) {
+    // Given up while idle (nothing of ours on the GPU since): the teardown waits for its shared
+    // hold like a set-up.
+    turnEvent("exit_handler");
+    if (gState->teardownShared) (void)gState->turn.share(gState->turnPath);
+    turnEvent("turn_released");
+    return;
+  }
   if (!gState->turn.held()) return;
   turnEvent("exit_handler");
   tInCallback = true;  // our own driver call: not a callback to act on
@@ -521,12 +600,22 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (gState->idleNs != 0) {
+          ++gState->callsInFlight;
+          if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) gState->managedMemory = true;
+        }
         if (gState->turnOn) takeTurnBefore(cbid, cb);
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
-      } else if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
-                 std::end(kLaunchCallbacks)) {
-        onLaunchExit(cb);  // (with ARGUS_GPU_TURN copies and memsets come here too)
+      } else {
+        // (with ARGUS_GPU_TURN other driver calls come here too)
+        if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
+            std::end(kLaunchCallbacks))
+          onLaunchExit(cb);
+        if (gState->idleNs != 0) {
+          gState->lastCallNs = steadyNs();
+          --gState->callsInFlight;
+        }
       }
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
       onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
@@ -641,22 +730,36 @@ int initialize() {
     state->turnPath.clear();
   }
   if (!state->turnPath.empty()) {
+    const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
+    if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {
+      reportError("this driver lacks cuCtxSetCurrent: ARGUS_GPU_TURN_IDLE_MS ignored");
+    } else {
+      state->idleNs = idleMs * 1000000;
+    }
     // The driver calls that put work on the GPU, to take the turn before the first of them (only
-    // those get callbacks). Their names are copied now: reading cuptiGetCallbackName's string
-    // inside the callback crashed PyTorch processes (SIGSEGV at their first launch, H200).
+    // those get callbacks, unless every call does for ARGUS_GPU_TURN_IDLE_MS). Their names are
+    // copied now: reading cuptiGetCallbackName's string inside the callback crashed PyTorch
+    // processes (SIGSEGV at their first launch, H200).
     state->submitsWork.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, false);
     state->workNames.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, "");
     for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
       const char* name = nullptr;
       if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS ||
-          !submitsGpuWork(name))
+          name == nullptr)
         continue;
+      if (state->idleNs != 0) state->workNames[cbid] = name;
+      if (!submitsGpuWork(name)) continue;
       state->submitsWork[cbid] = true;
       state->workNames[cbid] = name;
-      ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                 "cuptiEnableCallback (GPU work)") &&
-           ok;
+      if (state->idleNs == 0)
+        ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                   "cuptiEnableCallback (GPU work)") &&
+             ok;
     }
+    if (state->idleNs != 0)
+      ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API),
+                 "cuptiEnableDomain (driver calls, ARGUS_GPU_TURN_IDLE_MS)") &&
+           ok;
   }
   for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
     ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
@@ -698,6 +801,14 @@ int initialize() {
       state->turnOn = true;
       // Registered after the activity flush, so it runs first (exit handlers run in reverse).
       std::atexit(releaseTurnAtExit);
+      if (state->idleNs != 0) {
+        try {
+          std::thread(idleWatch).detach();
+        } catch (const std::system_error& e) {
+          reportError(std::string("no thread for ARGUS_GPU_TURN_IDLE_MS (") + e.what() +
+                      "): the turn is kept to the exit");
+        }
+      }
     }
   }
   if (state->verbose) {

@@ -24,6 +24,7 @@ namespace argus::inject {
   X(cuCtxGetCurrent, true)        \
   X(cuCtxSynchronize, true)       \
   X(cuCtxGetDevice, false)        \
+  X(cuCtxSetCurrent, false)       \
   X(cuMemAlloc, true)             \
   X(cuMemFree, true)              \
   X(cuMemsetD8, true)             \

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (carry .debs): issue 7's isolation question turned around. Which
+# activity of another process, one that does not take the device's turn, changes a probe's
+# measured latency? For each neighbour of bench/probe_multirun/disturb.cu ($MODES, default below;
+# `alone` runs without one, first and last), the TMA GEMM's 8 probes (both TMA loads, iterations
+# 0-3) are answered one process at a time in a fresh workspace whose reference run was made
+# without the neighbour; the neighbour runs from 1 s before the probe query to its end. Prints,
+# per mode, each probe's latency median against the first `alone` run and how many are more
+# than 15 % off. About 6 s per mode after the build.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+out="${OUT:-/tmp/argus-out}"
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+B=$(scripts/gpu/device-build.sh argus argus_inject argus_bench_disturb 2>"$out/disturb-build.log") ||
+  { tail -30 "$out/disturb-build.log"; exit 1; }
+disturb="$B/bench/probe_multirun/argus_bench_disturb"
+w=/tmp/probe-disturb
+rm -rf "$w"; mkdir -p "$w"
+common=(--program examples/tma_gemm/argus.yaml --kernel tma_gemm --region mainloop/tma_load
+  --scope iter=0..3)
+modes="${MODES:-alone cpu idle malloc copy context process kernel alone}"
+n=0
+for mode in $modes; do
+  n=$((n + 1))
+  ws="$w/ws-$n-$mode"
+  "$B/argus" query "${common[@]}" --workspace "$ws" --signals duration --json >"$w/warm-$n.json" ||
+    { echo "$mode: reference query failed"; continue; }
+  pid=
+  if [ "$mode" != alone ]; then
+    "$disturb" "$mode" >"$w/disturb-$n.log" 2>&1 &
+    pid=$!
+    sleep 1
+  fi
+  t0=$(date +%s.%N)
+  "$B/argus" query "${common[@]}" --workspace "$ws" --concurrent-probes 1 --signals op_latency \
+    --json >"$w/probe-$n-$mode.json" 2>"$w/probe-$n.err"
+  rc=$? t1=$(date +%s.%N)
+  if [ -n "$pid" ]; then kill -TERM "$pid"; wait "$pid"; fi
+  echo "$mode: probe query exit $rc, $(python3 -c "print(f'{$t1 - $t0:.1f}')") s; neighbour: $(cat "$w/disturb-$n.log" 2>/dev/null | tail -1)"
+done
+python3 - "$w" <<'PY' | tee "$out/disturb.md"
+import glob, json, os, re, sys
+runs = sorted(glob.glob(os.path.join(sys.argv[1], "probe-*.json")),
+              key=lambda p: int(re.search(r"probe-(\d+)-", p).group(1)))
+def latencies(path):
+    try:
+        ops = json.load(open(path))["signals"]["op_latency"]["value"]["ops"]
+    except Exception as e:
+        return None
+    return {(o["op"].split(":", 1)[1], o["iteration"]): o["latency"]["median"] for o in ops}
+tables = [(re.search(r"probe-\d+-(.*)\.json", p).group(1), latencies(p)) for p in runs]
+base = next((t for m, t in tables if m == "alone" and t), None)
+if base is None:
+    sys.exit("no `alone` run joined: nothing to compare")
+keys = sorted(base)
+print("| neighbour | " + " | ".join(f"{op} it {it}" for op, it in keys) + " | > 15 % off | largest |")
+print("| --- " * (len(keys) + 3) + "|")
+for mode, t in tables:
+    if not t:
+        print(f"| {mode} | " + " | ".join("-" for _ in keys) + " | no report | |")
+        continue
+    diffs = [(t[k] - base[k]) / base[k] for k in keys if k in t]
+    off = sum(abs(d) > 0.15 for d in diffs)
+    cells = " | ".join(f"{t[k]:.0f}" if k in t else "-" for k in keys)
+    print(f"| {mode} | {cells} | {off} of {len(diffs)} | {100 * max(diffs, key=abs):+.1f} % |")
+PY

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (carry .debs): the probe multi-run benchmark under different rules for
+# the device's turn (src/backends/region_trace/gpu_turn.h), $REPEATS rounds (default 1; one
+# round of one mode is about two minutes), the modes alternating within each round; prints the
+# timing tables and latency comparisons. $MODES (default: shared none):
+#   shared   the default: the context's teardown under the shared hold
+#   none     ARGUS_GPU_TURN_TEARDOWN=none: the next probe's GPU work may run beside a teardown
+#   idleN    ARGUS_GPU_TURN_IDLE_MS=N: a process gives the turn up after N ms without a driver
+#            call once its traced launch is written (its host-side check runs while another
+#            process has the GPU)
+set -uo pipefail
+out="${OUT:-/tmp/argus-out}"
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+for rep in $(seq "${REPEATS:-1}"); do
+  for mode in ${MODES:-shared none}; do
+    env=()
+    case "$mode" in
+      shared) ;;
+      none) env=(ARGUS_GPU_TURN_TEARDOWN=none) ;;
+      idle[0-9]*) env=(ARGUS_GPU_TURN_IDLE_MS="${mode#idle}") ;;
+      *) echo "unknown mode $mode (shared, none, idleN)"; exit 2 ;;
+    esac
+    env "${env[@]}" timeout 250 bash bench/probe_multirun/run.sh "$B/argus" \
+      "/tmp/turn-$mode-$rep" >"$out/turn-$mode-$rep.log" 2>&1
+    echo "== turn $mode, round $rep: exit $?"
+    cat "/tmp/turn-$mode-$rep/summary.md" "/tmp/turn-$mode-$rep/equivalence.md" 2>/dev/null
+  done
+done
