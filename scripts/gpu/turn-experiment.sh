@@ -8,6 +8,8 @@
 #   idleN    ARGUS_GPU_TURN_IDLE_MS=N: a process gives the turn up after N ms without a driver
 #            call once its traced launch is written (its host-side check runs while another
 #            process has the GPU)
+#   settleN  ARGUS_GPU_TURN_SETTLE_MS=N: wait N ms after taking the turn
+# joined with +, e.g. idle2+settle5.
 set -uo pipefail
 out="${OUT:-/tmp/argus-out}"
 mkdir -p "$out"
@@ -17,12 +19,15 @@ B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail
 for rep in $(seq "${REPEATS:-1}"); do
   for mode in ${MODES:-shared none}; do
     env=()
-    case "$mode" in
-      shared) ;;
-      none) env=(ARGUS_GPU_TURN_TEARDOWN=none) ;;
-      idle[0-9]*) env=(ARGUS_GPU_TURN_IDLE_MS="${mode#idle}") ;;
-      *) echo "unknown mode $mode (shared, none, idleN)"; exit 2 ;;
-    esac
+    for part in ${mode//+/ }; do
+      case "$part" in
+        shared) ;;
+        none) env+=(ARGUS_GPU_TURN_TEARDOWN=none) ;;
+        idle[0-9]*) env+=(ARGUS_GPU_TURN_IDLE_MS="${part#idle}") ;;
+        settle[0-9]*) env+=(ARGUS_GPU_TURN_SETTLE_MS="${part#settle}") ;;
+        *) echo "unknown mode $part (shared, none, idleN, settleN)"; exit 2 ;;
+      esac
+    done
     env "${env[@]}" timeout 250 bash bench/probe_multirun/run.sh "$B/argus" \
       "/tmp/turn-$mode-$rep" >"$out/turn-$mode-$rep.log" 2>&1
     echo "== turn $mode, round $rep: exit $?"

@@ -46,6 +46,8 @@
 //                             it again at its next driver call (default 0: held to the exit
 //                             handler). Every driver call then gets a callback. Not with managed
 //                             memory.
+//   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
+//                             (event turn_settled; default 0).
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -135,6 +137,10 @@ struct State {
   /// up while the process makes no driver call for this long (its host-side check, say), and
   /// taken again by its next driver call (idleWatch).
   std::uint64_t idleNs = 0;
+  /// ARGUS_GPU_TURN_SETTLE_MS in ns: wait this long after taking the turn, before the first work,
+  /// for the driver's asynchronous copy-engine work of other processes (freed memory being
+  /// scrubbed, say) to finish.
+  std::uint64_t settleNs = 0;
   std::atomic<int> callsInFlight{0};              ///< Driver calls of the program under way.
   std::atomic<std::uint64_t> lastCallNs{0};       ///< When the last one returned (steady clock).
   std::atomic<bool> traceWritten{false};          ///< A traced launch's file is written.
@@ -520,7 +526,11 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     gState->turnOn = false;
     return;
   }
-  const std::uint64_t taken = turnEvent("turn_taken");
+  std::uint64_t taken = turnEvent("turn_taken");
+  if (gState->settleNs != 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(gState->settleNs));
+    taken = turnEvent("turn_settled");
+  }
   gState->idleReleased = false;
   const std::string line =
       "{\"lock\":" + jsonString(gState->turnPath) + ",\"pid\":" + std::to_string(::getpid()) +
@@ -730,6 +740,7 @@ int initialize() {
     state->turnPath.clear();
   }
   if (!state->turnPath.empty()) {
+    state->settleNs = envNumber("ARGUS_GPU_TURN_SETTLE_MS", 0) * 1000000;
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
     if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {
       reportError("this driver lacks cuCtxSetCurrent: ARGUS_GPU_TURN_IDLE_MS ignored");
