@@ -36,6 +36,31 @@
            on its lane bits; a diverged warp keeps the elected lane's two stores, branched
            around when converged. The stores' cost follows the bytes of registers they read,
            warp-wide (BENCHMARKS.md), which this cuts eightfold.
+  late16   the fewest marker instructions that keep the fields: a 16-byte record {begin, end (low
+           32 bits each), meta, iteration} stored once, at the end marker, by every lane of the
+           warp (same data, same address: no activemask/elect.sync, predicated on the trace being
+           on only), into 16-byte slots (the warp's cap x 32 bytes hold 2 cap of them: slots 0 ..
+           2 cap - 2, the last clamped; seq = slot below that), meta computed once at the kernel
+           entry, and at `ret` a closing record {record count, 0, meta, kNoIteration} in slot
+           min(count, 2 cap - 1), so the decoder still knows how many records the clamp lost.
+           Begin timestamp and iteration are stored from copies made at the end marker
+           (predicated on the trace being on, so ptxas gives them registers of their own): the
+           begin marker's timer read and the kernel's loop-counter increment, both within a few
+           instructions of the store, then no longer write a register the store reads. ptxas 13
+           waits on a store's read barrier at the latest at the next forward conditional branch
+           (the seed's inner-loop guard right after the next begin marker: with that branch
+           deleted the wait moves past the inner loop), so an end-marker store waited on about 8
+           instructions later is the best a marker-local record gets in the seed; ptxas still
+           reuses the end timestamp's register for the loop bound 3 instructions on. Lost
+           against the 32-byte record: the timestamps' high 32 bits; CTA and warp come from the
+           slot's address, seq from the slot and the closing count. Diverged warps (none in the
+           seed) would write one record per active path into the same slot. Timing only.
+  late16nc `late16` without the two copies (2 instructions fewer per occurrence; the store is then
+           waited on 1 instruction later, by the loop-counter increment).
+  late8x2  `late16` written as two 8-byte stores ({begin, end}, {meta, iteration}): early8 (one
+           8-byte store) cost half of early16 with the same code, and two 8-byte stores free
+           ptxas from gathering an aligned quad (both share one read barrier, waited on 4-5
+           instructions later, by the loop-bound reload at the next occurrence's top).
 A `+wb` suffix (e.g. early8+wb) also drops the stores' `.cs` (streaming) cache hint. Each kernel
 of the file is edited alike. The seed kernels have one region and no nesting, so the record counter
 at a begin marker is the counter at its end marker; the edits are for this measurement, not a
@@ -66,6 +91,8 @@ def edit_kernel(lines, variant):
         return pinned(lines, ring=variant == 'pinsmem')
     if variant == 'lanes8':
         return lane_words(lines)
+    if variant in LATE:
+        return late(lines, variant)
     # The end marker's leader / slot / sequence computations move to the begin marker.
     movable = ('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st', 'min.u32 %argus_t1',
                'mad.wide.u32 %argus_addr', 'shl.b32 %argus_t2', 'or.b32 %argus_t2')
@@ -333,6 +360,62 @@ def pinned(lines, ring):
         if ring and t == 'ret;':
             out += ['\tand.b32 %argus_n, %argus_cnt, 31;'] + \
                 ring_copy('%argus_n', '%argus_on', f'$ARGUS_SKIP_{next(skips)}')
+        out.append(line)
+    return out
+
+
+LATE = ('late16', 'late16nc', 'late8x2')
+
+
+def late(lines, variant):
+    """The `late16`, `late16nc` and `late8x2` variants of one kernel (see the module's docstring)."""
+    copies = variant != 'late16nc'
+    begin = '%argus_bs' if copies else '%argus_h0'
+    iteration = '%argus_ic' if copies else '%argus_i0'
+    if variant == 'late8x2':
+        stores = [f'\t@%argus_on st.global.cs.v2.u32 [%argus_ab], {{{begin}, %argus_e0}};',
+                  f'\t@%argus_on st.global.cs.v2.u32 [%argus_ab+8], {{%argus_m0, {iteration}}};']
+    else:
+        stores = ['\t@%argus_on st.global.cs.v4.u32 [%argus_ab], '
+                  f'{{{begin}, %argus_e0, %argus_m0, {iteration}}};']
+    out = []
+    for line in lines:
+        t = line.strip()
+        if t.startswith('.reg .b64 %argus_b<'):
+            out += [line] + [f'\t.reg .b32 %argus_{r};' for r in ('h0', 'e0', 'bs', 'ic', 's0', 'l16')] + \
+                ['\t.reg .b64 %argus_ab;']
+            continue
+        if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
+            # 16-byte slots: the warp's cap x 32 bytes hold 2 x cap of them; records use slots
+            # 0 .. 2 cap - 2 (the last one clamped), the closing record slot min(count, 2 cap - 1).
+            out += [line, '\tshl.b32 %argus_l16, %argus_cap, 1;', '\tsub.u32 %argus_l16, %argus_l16, 2;',
+                    '\tmov.u32 %argus_bs, 0;', '\tmov.u32 %argus_ic, 0;',
+                    '\tor.b32 %argus_m0, %argus_meta, 0xf000;']
+            continue
+        if t.startswith('or.b32 %argus_m0, %argus_meta'):
+            continue  # hoisted to the kernel entry (constant per marker site)
+        if t.startswith('mov.u64 %argus_b0, %globaltimer'):
+            out.append('\tmov.u32 %argus_h0, %globaltimer_lo;')
+            continue
+        if t.startswith('mov.u64 %argus_now, %globaltimer'):
+            out.append('\tmov.u32 %argus_e0, %globaltimer_lo;')
+            if copies:
+                out += ['\t@%argus_on mov.u32 %argus_bs, %argus_h0;',
+                        '\t@%argus_on mov.u32 %argus_ic, %argus_i0;']
+            out += ['\tmin.u32 %argus_s0, %argus_cnt, %argus_l16;',
+                    '\tmad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
+                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;'] + stores
+            continue
+        if t.startswith(('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st',
+                         '@%argus_st st.global') + END_MARKER_WORK):
+            continue
+        if t == 'ret;':
+            # The closing record: {record count, 0, meta, kNoIteration}.
+            out += ['\tadd.u32 %argus_l16, %argus_l16, 1;',
+                    '\tmin.u32 %argus_s0, %argus_cnt, %argus_l16;',
+                    '\tmad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
+                    '\t@%argus_on st.global.cs.v4.u32 [%argus_ab], '
+                    '{%argus_cnt, 0, %argus_meta, 0xffffffff};']
         out.append(line)
     return out
 

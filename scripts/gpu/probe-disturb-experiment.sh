@@ -4,7 +4,9 @@
 # measured latency? For each neighbour of bench/probe_multirun/disturb.cu ($MODES, default below;
 # `alone` runs without one, first and last), the TMA GEMM's 8 probes (both TMA loads, iterations
 # 0-3) are answered one process at a time in a fresh workspace whose reference run was made
-# without the neighbour; the neighbour runs from 1 s before the probe query to its end. Prints,
+# without the neighbour; the neighbour runs from 1 s before the probe query to its end. A mode
+# MODExN starts N such neighbours, and MODE@inject runs them under libargus_inject.so (CUPTI
+# callbacks and kernel activity on, as in a probe process; no turn). Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
 set -uo pipefail
@@ -28,17 +30,26 @@ for mode in $modes; do
   ws="$w/ws-$n-$mode"
   "$B/argus" query "${common[@]}" --workspace "$ws" --signals duration --json >"$w/warm-$n.json" ||
     { echo "$mode: reference query failed"; continue; }
-  pid=
+  pids=()
   if [ "$mode" != alone ]; then
-    "$disturb" "$mode" >"$w/disturb-$n.log" 2>&1 &
-    pid=$!
+    kind="${mode%x[0-9]*}" count=1
+    [ "$kind" != "$mode" ] && count="${mode##*x}"
+    env=()
+    if [ "${kind%@inject}" != "$kind" ]; then
+      kind="${kind%@inject}"
+      env=(CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so")
+    fi
+    for i in $(seq "$count"); do
+      env "${env[@]}" ARGUS_TRACE_DIR="$w/disturb-trace-$n-$i" "$disturb" "$kind" >>"$w/disturb-$n.log" 2>&1 &
+      pids+=($!)
+    done
     sleep 1
   fi
   t0=$(date +%s.%N)
   "$B/argus" query "${common[@]}" --workspace "$ws" --concurrent-probes 1 --signals op_latency \
     --json >"$w/probe-$n-$mode.json" 2>"$w/probe-$n.err"
   rc=$? t1=$(date +%s.%N)
-  if [ -n "$pid" ]; then kill -TERM "$pid"; wait "$pid"; fi
+  for pid in "${pids[@]}"; do kill -TERM "$pid"; wait "$pid"; done
   echo "$mode: probe query exit $rc, $(python3 -c "print(f'{$t1 - $t0:.1f}')") s; neighbour: $(cat "$w/disturb-$n.log" 2>/dev/null | tail -1)"
 done
 python3 - "$w" <<'PY' | tee "$out/disturb.md"
