@@ -1,7 +1,9 @@
 // A neighbour for scripts/gpu/probe-disturb-experiment.sh (issue 7): which activity of another
 // process on the same GPU changes a forced-completion probe's measured latency? It does one kind
 // of thing in a loop, without taking the device's turn, until SIGTERM or SIGINT, then prints
-// how many rounds it did. Usage: argus_bench_disturb MODE
+// how many rounds it did. Usage: argus_bench_disturb MODE [PAUSE_MS]: PAUSE_MS (default 0) is a
+// sleep between rounds (malloc, copy, kernel, context, process), to see how long the effect of one
+// round lasts.
 //   cpu      four threads spinning on the host; no CUDA at all (the control)
 //   idle     a context holding 1 GiB of device memory, asleep
 //   malloc   cudaMalloc and cudaFree of 64 MiB (page-table updates, no kernels)
@@ -30,7 +32,9 @@ namespace {
 
 std::atomic<bool> gStop{false};
 
-void onSignal(int) { gStop = true; }
+void onSignal(int) {
+  gStop = true;
+}
 
 bool ok(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return true;
@@ -48,6 +52,10 @@ __global__ void spin(long long cycles) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
+  const useconds_t pause = argc > 2 ? static_cast<useconds_t>(std::atoi(argv[2]) * 1000) : 0;
+  const auto rest = [&] {
+    if (pause != 0) usleep(pause);
+  };
   std::signal(SIGTERM, onSignal);
   std::signal(SIGINT, onSignal);
   constexpr size_t kBig = 64u << 20;
@@ -76,6 +84,7 @@ int main(int argc, char** argv) {
       void* p = nullptr;
       if (!ok(cudaMalloc(&p, kBig), "cudaMalloc") || !ok(cudaFree(p), "cudaFree")) return 1;
       ++rounds;
+      rest();
     }
   } else if (mode == "copy") {
     void *host = nullptr, *device = nullptr;
@@ -86,12 +95,14 @@ int main(int argc, char** argv) {
     while (!gStop) {
       if (!ok(cudaMemcpy(device, host, kBig, cudaMemcpyHostToDevice), "cudaMemcpy")) return 1;
       ++rounds;
+      rest();
     }
   } else if (mode == "kernel") {
     while (!gStop) {
       spin<<<1, 32>>>(40000);  // about 20 us at the H200's clocks
       if (!ok(cudaDeviceSynchronize(), "kernel")) return 1;
       ++rounds;
+      rest();
     }
   } else if (mode == "context") {
     while (!gStop) {
@@ -99,6 +110,7 @@ int main(int argc, char** argv) {
       if (!ok(cudaMalloc(&p, 2u << 20), "cudaMalloc") || !ok(cudaDeviceReset(), "cudaDeviceReset"))
         return 1;
       ++rounds;
+      rest();
     }
   } else if (mode == "process") {
     while (!gStop) {
@@ -114,6 +126,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       ++rounds;
+      rest();
     }
   } else {
     std::fprintf(stderr,

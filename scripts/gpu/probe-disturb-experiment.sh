@@ -6,7 +6,8 @@
 # 0-3) are answered one process at a time in a fresh workspace whose reference run was made
 # without the neighbour; the neighbour runs from 1 s before the probe query to its end. A mode
 # MODExN starts N such neighbours, and MODE@inject runs them under libargus_inject.so (CUPTI
-# callbacks and kernel activity on, as in a probe process; no turn). Prints,
+# callbacks and kernel activity on, as in a probe process; no turn); MODE:N pauses N ms between
+# the neighbour's rounds. Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
 set -uo pipefail
@@ -32,15 +33,16 @@ for mode in $modes; do
     { echo "$mode: reference query failed"; continue; }
   pids=()
   if [ "$mode" != alone ]; then
-    kind="${mode%x[0-9]*}" count=1
+    kind="${mode%x[0-9]*}" count=1 pause=0
     [ "$kind" != "$mode" ] && count="${mode##*x}"
     env=()
     if [ "${kind%@inject}" != "$kind" ]; then
       kind="${kind%@inject}"
       env=(CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so")
     fi
+    if [ "${kind%:*}" != "$kind" ]; then pause="${kind#*:}" kind="${kind%:*}"; fi
     for i in $(seq "$count"); do
-      env "${env[@]}" ARGUS_TRACE_DIR="$w/disturb-trace-$n-$i" "$disturb" "$kind" >>"$w/disturb-$n.log" 2>&1 &
+      env "${env[@]}" ARGUS_TRACE_DIR="$w/disturb-trace-$n-$i" "$disturb" "$kind" "$pause" >>"$w/disturb-$n.log" 2>&1 &
       pids+=($!)
     done
     sleep 1
