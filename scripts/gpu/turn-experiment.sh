@@ -9,6 +9,7 @@
 #            call once its traced launch is written (its host-side check runs while another
 #            process has the GPU)
 #   settleN  ARGUS_GPU_TURN_SETTLE_MS=N: wait N ms after taking the turn
+#   noflush  ARGUS_GPU_TURN_IDLE_FLUSH=0: no CUPTI activity flush before an idle release
 # joined with +, e.g. idle2+settle5.
 set -uo pipefail
 out="${OUT:-/tmp/argus-out}"
@@ -25,7 +26,8 @@ for rep in $(seq "${REPEATS:-1}"); do
         none) env+=(ARGUS_GPU_TURN_TEARDOWN=none) ;;
         idle[0-9]*) env+=(ARGUS_GPU_TURN_IDLE_MS="${part#idle}") ;;
         settle[0-9]*) env+=(ARGUS_GPU_TURN_SETTLE_MS="${part#settle}") ;;
-        *) echo "unknown mode $part (shared, none, idleN, settleN)"; exit 2 ;;
+        noflush) env+=(ARGUS_GPU_TURN_IDLE_FLUSH=0) ;;
+        *) echo "unknown mode $part (shared, none, idleN, settleN, noflush)"; exit 2 ;;
       esac
     done
     env "${env[@]}" timeout 250 bash bench/probe_multirun/run.sh "$B/argus" \

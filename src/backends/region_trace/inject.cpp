@@ -46,6 +46,8 @@
 //                             it again at its next driver call (default 0: held to the exit
 //                             handler). Every driver call then gets a callback. Not with managed
 //                             memory.
+//   ARGUS_GPU_TURN_IDLE_FLUSH=0  no CUPTI activity flush before an idle release (default:
+//                             flushed, so CUPTI fetches its kernel records under the turn).
 //   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
 //                             (event turn_settled; default 0).
 //
@@ -141,6 +143,8 @@ struct State {
   /// for the driver's asynchronous copy-engine work of other processes (freed memory being
   /// scrubbed, say) to finish.
   std::uint64_t settleNs = 0;
+  /// ARGUS_GPU_TURN_IDLE_FLUSH (default 1): flush CUPTI's activity before an idle release.
+  bool flushBeforeIdle = true;
   std::atomic<int> callsInFlight{0};              ///< Driver calls of the program under way.
   std::atomic<std::uint64_t> lastCallNs{0};       ///< When the last one returned (steady clock).
   std::atomic<bool> traceWritten{false};          ///< A traced launch's file is written.
@@ -565,6 +569,10 @@ void idleWatch() {
       contextSet = true;
     }
     if (!check(vendor().cuCtxSynchronize(), "cuCtxSynchronize (idle turn)")) return;
+    // CUPTI's kernel records are fetched from the GPU now, while this process has the turn,
+    // not by CUPTI's own thread beside the next holder's work.
+    if (gState->flushBeforeIdle && vendor().cuptiActivityFlushAll != nullptr)
+      vendor().cuptiActivityFlushAll(0);
     gState->turn.release();
     gState->idleReleased = true;
     turnEvent("turn_idle_released");
@@ -741,6 +749,7 @@ int initialize() {
   }
   if (!state->turnPath.empty()) {
     state->settleNs = envNumber("ARGUS_GPU_TURN_SETTLE_MS", 0) * 1000000;
+    state->flushBeforeIdle = envNumber("ARGUS_GPU_TURN_IDLE_FLUSH", 1) != 0;
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
     if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {
       reportError("this driver lacks cuCtxSetCurrent: ARGUS_GPU_TURN_IDLE_MS ignored");
