@@ -10,6 +10,8 @@
 #            process has the GPU)
 #   settleN  ARGUS_GPU_TURN_SETTLE_MS=N: wait N ms after taking the turn
 #   noflush  ARGUS_GPU_TURN_IDLE_FLUSH=0: no CUPTI activity flush before an idle release
+#   l2flush  ARGUS_TRACE_L2_FLUSH=1: every traced launch (reference and probes) starts with L2
+#            emptied of the program's earlier work
 # joined with +, e.g. idle2+settle5.
 set -uo pipefail
 out="${OUT:-/tmp/argus-out}"
@@ -27,7 +29,8 @@ for rep in $(seq "${REPEATS:-1}"); do
         idle[0-9]*) env+=(ARGUS_GPU_TURN_IDLE_MS="${part#idle}") ;;
         settle[0-9]*) env+=(ARGUS_GPU_TURN_SETTLE_MS="${part#settle}") ;;
         noflush) env+=(ARGUS_GPU_TURN_IDLE_FLUSH=0) ;;
-        *) echo "unknown mode $part (shared, none, idleN, settleN, noflush)"; exit 2 ;;
+        l2flush) env+=(ARGUS_TRACE_L2_FLUSH=1) ;;
+        *) echo "unknown mode $part (shared, none, idleN, settleN, noflush, l2flush)"; exit 2 ;;
       esac
     done
     env "${env[@]}" timeout 250 bash bench/probe_multirun/run.sh "$B/argus" \

@@ -26,6 +26,8 @@
 //                             ones are still traced and counted in launches.jsonl (benchmarks).
 //   ARGUS_TRACE_KERNEL_TIMES=0  no CUPTI kernel activity (kernels.jsonl).
 //   ARGUS_TRACE_VERBOSE=1     one stderr line per launch.
+//   ARGUS_TRACE_L2_FLUSH=1    before each traced launch, write a buffer twice the L2's size, so
+//                             the launch starts from the same cache state in every run (flushL2).
 //   ARGUS_CUPTI_LIB           path of libcupti.so when the loader cannot find it.
 //   ARGUS_GPU_TURN            a lock file for the device (gpu_turn.h): set-up and teardown hold
 //                             it shared, the process's GPU work (from the first launch, copy or
@@ -123,6 +125,8 @@ struct State {
   std::uint64_t nextSeq = 0;
   std::map<std::pair<CUcontext, CUfunction>, SymbolInfo> symbols;
   std::map<CUcontext, DeviceBuffer> buffers;
+  bool flushL2 = false;                         ///< ARGUS_TRACE_L2_FLUSH=1.
+  std::map<CUcontext, DeviceBuffer> l2Scratch;  ///< Its buffer, per context.
   std::map<std::uint32_t, std::uint64_t> seqOfCorrelation;
 
   std::string turnPath;             ///< ARGUS_GPU_TURN (set before any callback).
@@ -346,6 +350,34 @@ std::uint64_t turnEvent(const char* event) {
   return cupti;
 }
 
+/// ARGUS_TRACE_L2_FLUSH=1: writes a buffer twice the size of the device's L2 before the traced
+/// launch, so that nothing the program did before it (its input copies, say) is left in L2 and
+/// every run of a variant, alone or beside other processes, starts from the same cache state
+/// (Nsight Compute's cache control flushes before its replays for the same reason). The buffer
+/// is allocated once per context. A failure is reported and the launch goes ahead unflushed.
+void flushL2(CUcontext context) {
+  const VendorApi& api = vendor();
+  std::lock_guard lock(gState->mutex);
+  DeviceBuffer& scratch = gState->l2Scratch[context];
+  if (scratch.address == 0) {
+    CUdevice device = 0;
+    int l2Bytes = 0;
+    if (api.cuCtxGetDevice == nullptr || api.cuDeviceGetAttribute == nullptr) {
+      reportError("this driver lacks cuCtxGetDevice/cuDeviceGetAttribute: no L2 flush");
+      return;
+    }
+    if (!check(api.cuCtxGetDevice(&device), "cuCtxGetDevice (L2 flush)") ||
+        !check(api.cuDeviceGetAttribute(&l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
+               "cuDeviceGetAttribute (L2 size)") ||
+        l2Bytes <= 0 ||
+        !check(api.cuMemAlloc(&scratch.address, 2 * static_cast<std::size_t>(l2Bytes)),
+               "cuMemAlloc (L2 flush)"))
+      return;
+    scratch.bytes = 2 * static_cast<std::uint64_t>(l2Bytes);
+  }
+  check(api.cuMemsetD8(scratch.address, 0, scratch.bytes), "cuMemsetD8 (L2 flush)");
+}
+
 void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   const VendorApi& api = vendor();
   PendingLaunch& p = tPending;
@@ -396,6 +428,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   }
   const trace::TraceHeader header = initialHeader(*geometry);
   const trace::TraceSymbol symbolValue{buffer, geometry->capacityPerWarp, geometry->warpsPerCta};
+  if (gState->flushL2) flushL2(context);
   const bool ready =
       buffer != 0 && check(api.cuMemsetD8(buffer, 0, geometry->bytes), "cuMemsetD8 (trace)") &&
       check(api.cuMemcpyHtoD(buffer, &header, sizeof header), "cuMemcpyHtoD (trace header)") &&
@@ -488,9 +521,11 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     const CUcontext context = data->context;
     std::erase_if(gState->symbols, [&](const auto& entry) { return entry.first.first == context; });
-    if (auto it = gState->buffers.find(context); it != gState->buffers.end()) {
-      if (it->second.address != 0) vendor().cuMemFree(it->second.address);
-      gState->buffers.erase(it);
+    for (auto* owned : {&gState->buffers, &gState->l2Scratch}) {
+      if (auto it = owned->find(context); it != owned->end()) {
+        if (it->second.address != 0) vendor().cuMemFree(it->second.address);
+        owned->erase(it);
+      }
     }
   }
 }
@@ -720,6 +755,7 @@ int initialize() {
   state->compact = envNumber("ARGUS_TRACE_FULL", 0) == 0;
   state->verbose = envNumber("ARGUS_TRACE_VERBOSE", 0) != 0;
   state->maxFiles = envNumber("ARGUS_TRACE_MAX_FILES", ~0ull);
+  state->flushL2 = envNumber("ARGUS_TRACE_L2_FLUSH", 0) != 0;
   if (const char* teardown = std::getenv("ARGUS_GPU_TURN_TEARDOWN"))
     state->teardownShared = std::string_view(teardown) != "none";
   if (const char* turn = std::getenv("ARGUS_GPU_TURN"); turn != nullptr && *turn != '\0') {

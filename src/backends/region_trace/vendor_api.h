@@ -25,6 +25,7 @@ namespace argus::inject {
   X(cuCtxSynchronize, true)       \
   X(cuCtxGetDevice, false)        \
   X(cuCtxSetCurrent, false)       \
+  X(cuDeviceGetAttribute, false)  \
   X(cuMemAlloc, true)             \
   X(cuMemFree, true)              \
   X(cuMemsetD8, true)             \
