@@ -9,6 +9,10 @@
 //   malloc   cudaMalloc and cudaFree of 64 MiB (page-table updates, no kernels)
 //   copy     64 MiB host-to-device copies from pinned memory (copy engine, DRAM, L2)
 //   kernel   one 1-block kernel of about 20 us after another (another context's kernels)
+//   pageable with a context: 64 MiB of pageable host memory allocated, written, copied to the
+//            device and freed (the driver may have mapped the pages for the copy; freeing them
+//            then reaches the GPU through the kernel's MMU notifiers, without a CUDA call)
+//   hostmem  the same without the copy: pageable host memory allocated, written and freed
 //   context  create the primary context, allocate 2 MiB, destroy it (cudaDeviceReset)
 //   process  start this program as `once` and wait for it: a whole short CUDA process's start
 //            and exit, like a probe process's own
@@ -97,6 +101,23 @@ int main(int argc, char** argv) {
       ++rounds;
       rest();
     }
+  } else if (mode == "pageable" || mode == "hostmem") {
+    void* device = nullptr;
+    if (!ok(cudaMalloc(&device, kBig), "cudaMalloc")) return 1;
+    while (!gStop) {
+      // malloc of this size is its own mmap, and free its munmap.
+      void* host = std::malloc(kBig);
+      if (host == nullptr) return 1;
+      std::memset(host, 1, kBig);
+      if (mode == "pageable" &&
+          !ok(cudaMemcpy(device, host, kBig, cudaMemcpyHostToDevice), "cudaMemcpy")) {
+        std::free(host);
+        return 1;
+      }
+      std::free(host);
+      ++rounds;
+      rest();
+    }
   } else if (mode == "kernel") {
     while (!gStop) {
       spin<<<1, 32>>>(40000);  // about 20 us at the H200's clocks
@@ -129,8 +150,10 @@ int main(int argc, char** argv) {
       rest();
     }
   } else {
-    std::fprintf(stderr,
-                 "usage: argus_bench_disturb cpu|idle|malloc|copy|kernel|context|process|once\n");
+    std::fprintf(
+        stderr,
+        "usage: argus_bench_disturb cpu|idle|malloc|copy|kernel|pageable|hostmem|context|process|"
+        "once [PAUSE_MS]\n");
     return 2;
   }
   std::printf("%s: %lld rounds\n", mode.c_str(), rounds);

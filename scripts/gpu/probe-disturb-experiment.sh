@@ -24,7 +24,7 @@ w=/tmp/probe-disturb
 rm -rf "$w"; mkdir -p "$w"
 common=(--program examples/tma_gemm/argus.yaml --kernel tma_gemm --region mainloop/tma_load
   --scope iter=0..3)
-modes="${MODES:-alone cpu idle malloc copy context process kernel alone}"
+modes="${MODES:-alone cpu idle malloc copy pageable hostmem context process kernel alone}"
 n=0
 for mode in $modes; do
   n=$((n + 1))
