@@ -61,6 +61,30 @@
            8-byte store) cost half of early16 with the same code, and two 8-byte stores free
            ptxas from gathering an aligned quad (both share one read barrier, waited on 4-5
            instructions later, by the loop-bound reload at the next occurrence's top).
+  late16p  `late16` with no store source dying at the store, so that ptxas has no register of it
+           to hand to the next instructions (in late16 the loop-bound reload takes the end
+           timestamp's, 3 instructions on): the record pointer is loop-carried (base - 16 at the
+           kernel entry, + 16 at every end marker before the store; no slot clamp: the store is
+           predicated on count <= 2 cap - 2 and the trace being on, so records past the last slot
+           are dropped instead of overwriting it), the end timestamp is stored from a copy made
+           under the trace-on predicate, and the begin marker's timer read is itself predicated
+           (a register of its own, not one the store just read). Same record, slots and closing
+           record as late16, except that the last record slot holds the (2 cap - 1)-th record,
+           not the newest. SASS (ptxas 13): no store register is overwritten before the next end
+           marker (seed_memory: 8 instructions on); what is left is the kernel's loop-bound
+           reload (LDC) taking the store's barrier as its write barrier, 4 (seed_compute) / 5
+           (seed_memory) instructions on, with late16's loop instruction count in seed_compute
+           (18; seed_memory 22 against 20: two moves into an aligned register pair). Timing only.
+  late16pb `late16p` without the begin timestamp's copy (the store reads the predicated begin
+           timer read, overwritten by the next occurrence's one): late16's wait distances (3 / 4,
+           by that timer read) with one loop instruction fewer than late16 (17 / 19), to tell
+           instruction count from wait distance.
+  late16el, late16pel  `late16` and `late16p` with the record stores (and the closing one) by
+           the elected lane only, as the current lowering does (activemask, elect.sync, and with
+           the trace-on predicate): the per-warp counter is a per-thread register, so when only
+           some lanes run a marker (one thread issuing TMA loads, say) the lanes' counters part,
+           and stores by every lane would then write one record to several slots. The
+           form a lowering could use; what the election costs on top of late16/late16p.
 A `+wb` suffix (e.g. early8+wb) also drops the stores' `.cs` (streaming) cache hint. Each kernel
 of the file is edited alike. The seed kernels have one region and no nesting, so the record counter
 at a begin marker is the counter at its end marker; the edits are for this measurement, not a
@@ -364,58 +388,86 @@ def pinned(lines, ring):
     return out
 
 
-LATE = ('late16', 'late16nc', 'late8x2')
+LATE = ('late16', 'late16nc', 'late8x2', 'late16p', 'late16pb', 'late16el', 'late16pel')
+ELECT = ('\tactivemask.b32 %argus_t0;', '\telect.sync _|%argus_lead, %argus_t0;',
+         '\tand.pred %argus_st, %argus_on, %argus_lead;')
 
 
 def late(lines, variant):
-    """The `late16`, `late16nc` and `late8x2` variants of one kernel (see the module's docstring)."""
+    """The `late16`, `late16nc`, `late8x2`, `late16p`, `late16pb`, `late16el` and `late16pel`
+    variants of one kernel (see the module's docstring)."""
+    elect = variant.endswith('el')
+    if elect:
+        variant = variant[:-2]
+    on = '%argus_st' if elect else '%argus_on'  # what the record stores are predicated on
     copies = variant != 'late16nc'
-    begin = '%argus_bs' if copies else '%argus_h0'
+    pointer = variant in ('late16p', 'late16pb')  # loop-carried record pointer, kept end timestamp
+    begin = '%argus_bs' if copies and variant != 'late16pb' else '%argus_h0'
     iteration = '%argus_ic' if copies else '%argus_i0'
     if variant == 'late8x2':
         stores = [f'\t@%argus_on st.global.cs.v2.u32 [%argus_ab], {{{begin}, %argus_e0}};',
                   f'\t@%argus_on st.global.cs.v2.u32 [%argus_ab+8], {{%argus_m0, {iteration}}};']
+    elif pointer:
+        stores = ['\t@%argus_sk st.global.cs.v4.u32 [%argus_ab], '
+                  f'{{{begin}, %argus_es, %argus_m0, {iteration}}};']
     else:
-        stores = ['\t@%argus_on st.global.cs.v4.u32 [%argus_ab], '
+        stores = [f'\t@{on} st.global.cs.v4.u32 [%argus_ab], '
                   f'{{{begin}, %argus_e0, %argus_m0, {iteration}}};']
+    election = list(ELECT) if elect else []
     out = []
     for line in lines:
         t = line.strip()
         if t.startswith('.reg .b64 %argus_b<'):
             out += [line] + [f'\t.reg .b32 %argus_{r};' for r in ('h0', 'e0', 'bs', 'ic', 's0', 'l16')] + \
                 ['\t.reg .b64 %argus_ab;']
+            if pointer:
+                out += ['\t.reg .b32 %argus_es;', '\t.reg .pred %argus_sk;']
             continue
         if t.startswith('sub.u32 %argus_last, %argus_cap, 1'):
             # 16-byte slots: the warp's cap x 32 bytes hold 2 x cap of them; records use slots
             # 0 .. 2 cap - 2 (the last one clamped), the closing record slot min(count, 2 cap - 1).
-            out += [line, '\tshl.b32 %argus_l16, %argus_cap, 1;', '\tsub.u32 %argus_l16, %argus_l16, 2;',
-                    '\tmov.u32 %argus_bs, 0;', '\tmov.u32 %argus_ic, 0;',
-                    '\tor.b32 %argus_m0, %argus_meta, 0xf000;']
+            out += [line, '\tshl.b32 %argus_l16, %argus_cap, 1;', '\tsub.u32 %argus_l16, %argus_l16, 2;']
+            if pointer:  # the record pointer, advanced before each store
+                out += ['\tadd.s64 %argus_ab, %argus_base, -16;', '\tmov.u32 %argus_es, 0;',
+                        '\tmov.u32 %argus_bs, 0;', '\tmov.u32 %argus_h0, 0;']
+            else:
+                out.append('\tmov.u32 %argus_bs, 0;')
+            out += ['\tmov.u32 %argus_ic, 0;', '\tor.b32 %argus_m0, %argus_meta, 0xf000;']
             continue
         if t.startswith('or.b32 %argus_m0, %argus_meta'):
             continue  # hoisted to the kernel entry (constant per marker site)
         if t.startswith('mov.u64 %argus_b0, %globaltimer'):
-            out.append('\tmov.u32 %argus_h0, %globaltimer_lo;')
+            out.append(('\t@%argus_on ' if pointer else '\t') + 'mov.u32 %argus_h0, %globaltimer_lo;')
+            continue
+        if t.startswith('mov.u64 %argus_now, %globaltimer') and pointer:
+            out += ['\tmov.u32 %argus_e0, %globaltimer_lo;', '\t@%argus_on mov.u32 %argus_es, %argus_e0;']
+            if begin == '%argus_bs':
+                out.append('\t@%argus_on mov.u32 %argus_bs, %argus_h0;')
+            out += ['\t@%argus_on mov.u32 %argus_ic, %argus_i0;',
+                    ] + election + [
+                    f'\tsetp.le.and.u32 %argus_sk, %argus_cnt, %argus_l16, {on};',
+                    '\tadd.s64 %argus_ab, %argus_ab, 16;',
+                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;'] + stores
             continue
         if t.startswith('mov.u64 %argus_now, %globaltimer'):
             out.append('\tmov.u32 %argus_e0, %globaltimer_lo;')
             if copies:
                 out += ['\t@%argus_on mov.u32 %argus_bs, %argus_h0;',
                         '\t@%argus_on mov.u32 %argus_ic, %argus_i0;']
-            out += ['\tmin.u32 %argus_s0, %argus_cnt, %argus_l16;',
-                    '\tmad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
-                    '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;'] + stores
+            out += election + ['\tmin.u32 %argus_s0, %argus_cnt, %argus_l16;',
+                               '\tmad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
+                               '\t@%argus_on add.u32 %argus_cnt, %argus_cnt, 1;'] + stores
             continue
         if t.startswith(('activemask.b32 %argus_t0', 'elect.sync', 'and.pred %argus_st',
                          '@%argus_st st.global') + END_MARKER_WORK):
             continue
         if t == 'ret;':
             # The closing record: {record count, 0, meta, kNoIteration}.
-            out += ['\tadd.u32 %argus_l16, %argus_l16, 1;',
-                    '\tmin.u32 %argus_s0, %argus_cnt, %argus_l16;',
-                    '\tmad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
-                    '\t@%argus_on st.global.cs.v4.u32 [%argus_ab], '
-                    '{%argus_cnt, 0, %argus_meta, 0xffffffff};']
+            out += election + ['\tadd.u32 %argus_l16, %argus_l16, 1;',
+                               '\tmin.u32 %argus_s0, %argus_cnt, %argus_l16;',
+                               '\tmad.wide.u32 %argus_ab, %argus_s0, 16, %argus_base;',
+                               f'\t@{on} st.global.cs.v4.u32 [%argus_ab], '
+                               '{%argus_cnt, 0, %argus_meta, 0xffffffff};']
         out.append(line)
     return out
 
