@@ -78,6 +78,16 @@ struct LoweringOptions {
   /// is not yet measured or checked on a GPU (scripts/gpu/record-store-experiment.sh does both),
   /// so it is not the default. Needs `clamp`.
   std::string recordStore = "leader";
+  /// Device record layout. `full` (default): the 32-byte TraceRecord, two 16-byte stores at the
+  /// end marker. `compact`: one 16-byte CompactRecord (format.h: low 32 bits of both timestamps,
+  /// meta, iteration) in half-size places, stored at the end marker from registers no nearby
+  /// instruction overwrites (the begin timestamp and the iteration are copied at the end marker
+  /// under the trace-on predicate, so ptxas keeps them apart from the next timer read and the
+  /// loop counter), plus a closing record at every `ret`/`exit` with the warp's record count
+  /// and a whole timestamp; the injection library expands it to full records when it reads the
+  /// buffer back. Measured as PTX edits of the seed kernels (BENCHMARKS.md, `late16el`): not yet
+  /// as this lowering, so not the default. Needs `clamp` and `leader`.
+  std::string recordLayout = "full";
 
   static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
     LoweringOptions o;
@@ -125,6 +135,20 @@ struct LoweringOptions {
       }
       o.recordStore = it->get<std::string>();
     }
+    if (auto it = config.find("record_layout"); it != config.end()) {
+      if (!it->is_string() || (*it != "full" && *it != "compact")) {
+        return fail("passes", fmt::format("{}: option record_layout is {}; use \"full\" or "
+                                          "\"compact\"",
+                                          kPassName, it->dump()));
+      }
+      o.recordLayout = it->get<std::string>();
+    }
+    if (o.recordLayout == "compact" && (o.overflow != "clamp" || o.recordStore != "leader")) {
+      return fail("passes", fmt::format("{}: record_layout \"compact\" needs overflow \"clamp\" "
+                                        "and record_store \"leader\" (its places are clamped and "
+                                        "written by the elected lane)",
+                                        kPassName));
+    }
     if (o.recordStore == "paired" && o.overflow != "clamp") {
       return fail("passes", fmt::format("{}: record_store \"paired\" needs overflow \"clamp\"; "
                                         "drop overflow=count",
@@ -138,6 +162,11 @@ std::string_view timeBaseName(trace::TimeBase base) {
   return base == trace::TimeBase::SmClock ? "clock64" : "globaltimer";
 }
 
+/// The special register with the time base's low 32 bits (the compact layout's timestamps).
+std::string_view timeBaseLow(trace::TimeBase base) {
+  return base == trace::TimeBase::SmClock ? "clock" : "globaltimer_lo";
+}
+
 /// Smallest SM number of `sm_NN[a]`, 0 when unknown.
 int smVersion(const std::string& target) {
   int v = 0;
@@ -146,6 +175,17 @@ int smVersion(const std::string& target) {
     std::from_chars(b, target.data() + target.size(), v);
   }
   return v;
+}
+
+/// The lowest active lane into %argus_lead (activemask in %argus_t0; elect.sync on sm_90+,
+/// %lanemask_lt otherwise).
+std::string electLeader(bool elect) {
+  std::string text = "\tactivemask.b32 %argus_t0;\n";
+  if (elect) return text + "\telect.sync _|%argus_lead, %argus_t0;\n";
+  return text +
+         "\tmov.u32 %argus_t1, %lanemask_lt;\n"
+         "\tand.b32 %argus_t1, %argus_t1, %argus_t0;\n"
+         "\tsetp.eq.u32 %argus_lead, %argus_t1, 0;\n";
 }
 
 /// Emits `pred = value in ranges` (unsigned 32-bit compare per range, or-combined).
@@ -228,7 +268,7 @@ class LowerMarkersToTracePass final : public Pass {
       ++kernelsInstrumented_;
       anyInstrumented = true;
     }
-    if (anyInstrumented) declareTraceSymbol(module);
+    if (anyInstrumented) declareTraceSymbol(module, options_.recordLayout == "compact");
     return {};
   }
 
@@ -239,15 +279,36 @@ class LowerMarkersToTracePass final : public Pass {
   Statistic markersStripped_{this, "markers_stripped",
                              "markers removed without tracing (.func or other kernels)"};
   Statistic regions_{this, "regions", "regions in the trace maps"};
+  Statistic closingSites_{this, "closing_records",
+                          "closing-record sites emitted (compact layout: one per ret/exit)"};
 
   LoweringOptions options_;
   query::Scope scope_;
   std::string target_;
 
-  static void declareTraceSymbol(ptx::Module& module) {
+  static void declareTraceSymbol(ptx::Module& module, bool compact) {
     for (const auto& item : module.items) {
       if (item.kind == ptx::TopLevel::Kind::Variable && item.variable.name == trace::kTraceSymbol)
         return;
+    }
+    // After the module header directives (.version/.target/.address_size), before any function.
+    size_t at = 0;
+    while (at < module.items.size() && module.items[at].kind != ptx::TopLevel::Kind::Function &&
+           module.items[at].kind != ptx::TopLevel::Kind::Variable) {
+      ++at;
+    }
+    if (compact) {
+      // The injection library reads the device record size from here (format.h).
+      ptx::TopLevel layout;
+      layout.kind = ptx::TopLevel::Kind::Variable;
+      layout.variable.linkage = ".visible";
+      layout.variable.stateSpace = ".const";
+      layout.variable.align = 4;
+      layout.variable.type = ".u32";
+      layout.variable.name = trace::kTraceLayoutSymbol;
+      layout.variable.initializer = std::to_string(sizeof(trace::CompactRecord));
+      module.items.insert(module.items.begin() + static_cast<std::ptrdiff_t>(at),
+                          std::move(layout));
     }
     ptx::TopLevel decl;
     decl.kind = ptx::TopLevel::Kind::Variable;
@@ -260,12 +321,6 @@ class LowerMarkersToTracePass final : public Pass {
     decl.variable.type = ".b8";
     decl.variable.name = trace::kTraceSymbol;
     decl.variable.dims = {trace::kTraceSymbolBytes};
-    // After the module header directives (.version/.target/.address_size), before any function.
-    size_t at = 0;
-    while (at < module.items.size() && module.items[at].kind != ptx::TopLevel::Kind::Function &&
-           module.items[at].kind != ptx::TopLevel::Kind::Variable) {
-      ++at;
-    }
     module.items.insert(module.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(decl));
   }
 
@@ -420,6 +475,38 @@ class LowerMarkersToTracePass final : public Pass {
         trace::kTraceSymbol, sizeof(trace::TraceHeader), trace::kValidBit);
     if (options_.overflow == "clamp")
       entry += "\t.reg .b32 %argus_last;\n\tsub.u32 %argus_last, %argus_cap, 1;\n";
+    const bool compact = options_.recordLayout == "compact";
+    // compact: a region's meta word is the same at every occurrence when its begin markers fix
+    // its role (their own, none, or one inherited from a region whose role is fixed): then it
+    // is computed once here instead of at every begin marker.
+    std::vector<std::optional<uint32_t>> fixedRole(n);
+    if (compact) {
+      for (uint32_t k = 0; k < n; ++k) {
+        for (std::optional<uint32_t> at = k; at;) {
+          std::set<std::string> own;
+          for (const auto& site : regions[*at].begins) own.insert(site.role);
+          if (own.size() != 1) break;  // markers with different roles: known only when run
+          if (!own.begin()->empty()) {
+            fixedRole[k] = roleIndex(*own.begin());
+            break;
+          }
+          if (!regions[*at].parent) fixedRole[k] = trace::kNoRole;
+          at = regions[*at].parent;
+        }
+      }
+      // Places of 16 bytes: records in 0 .. 2 cap - 2 (the last one clamped), the closing record
+      // in min(count, 2 cap - 1). The begin-timestamp and iteration copies start defined.
+      entry += fmt::format(
+          "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
+          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
+          "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 2;\n"
+          "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
+          n);
+      for (uint32_t k = 0; k < n; ++k)
+        if (fixedRole[k])
+          entry += fmt::format("\tor.b32 %argus_m{}, %argus_meta, {:#x};\n", k,
+                               (k << 16) | (*fixedRole[k] << 12));
+    }
     const bool paired = options_.recordStore == "paired";
     if (paired) {
       // Lane 0 writes bytes 0..15 of a record, lane 1 bytes 16..31 (offset in %argus_loff).
@@ -468,7 +555,9 @@ class LowerMarkersToTracePass final : public Pass {
           text += fmt::format("\tmov.b32 %argus_i{}, {:#x};\n", k, trace::kNoIteration);
         }
         const bool ownRole = !site.site->role.empty();
-        if (ownRole || !parent) {
+        if (fixedRole[k]) {
+          // computed at the kernel's entry
+        } else if (ownRole || !parent) {
           const uint32_t role = ownRole ? roleIndex(site.site->role) : trace::kNoRole;
           text += fmt::format("\tor.b32 %argus_m{}, %argus_meta, {:#x};\n", k,
                               (k << 16) | (role << 12));
@@ -494,21 +583,38 @@ class LowerMarkersToTracePass final : public Pass {
             text += fmt::format("\tand.pred %argus_s{}, %argus_s{}, %argus_c;\n", k, k);
           }
         }
-        text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
+        if (compact) {
+          text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
+        } else {
+          text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
+        }
       } else {
         const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
         text += fmt::format("\t// argus trace: end {} (region {})\n", region.path, k);
-        text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
-        text += "\tactivemask.b32 %argus_t0;\n";
-        if (elect) {
-          text += "\telect.sync _|%argus_lead, %argus_t0;\n";
+        if (compact) {
+          // The stored begin timestamp and iteration are copies made here, under the predicate:
+          // registers of their own, which the next begin marker's timer read and the program's
+          // loop counter do not overwrite right after the store (ptxas would make them wait for
+          // the store's register reads).
+          text += fmt::format(
+              "\tmov.u32 %argus_e, %{2};\n"
+              "\t@{0} mov.u32 %argus_bs, %argus_h{1};\n"
+              "\t@{0} mov.u32 %argus_ic, %argus_i{1};\n",
+              active, k, timeBaseLow(options_.timeBase));
         } else {
-          text +=
-              "\tmov.u32 %argus_t1, %lanemask_lt;\n"
-              "\tand.b32 %argus_t1, %argus_t1, %argus_t0;\n"
-              "\tsetp.eq.u32 %argus_lead, %argus_t1, 0;\n";
+          text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
         }
-        if (options_.overflow == "clamp") {
+        text += electLeader(elect);
+        if (compact) {
+          text += fmt::format(
+              "\tand.pred %argus_st, {0}, %argus_lead;\n"
+              "\tmin.u32 %argus_t1, %argus_cnt, %argus_l16;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_t1, {1}, %argus_base;\n"
+              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n"
+              "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, "
+              "%argus_m{3}, %argus_ic}};\n",
+              active, sizeof(trace::CompactRecord), options_.storeCache, k);
+        } else if (options_.overflow == "clamp") {
           // Branch-free: clamp the slot, tag the record with its sequence number, always count.
           text += fmt::format("\tand.pred %argus_st, {}, %argus_lead;\n", active);
           if (paired) {
@@ -572,6 +678,27 @@ class LowerMarkersToTracePass final : public Pass {
     // inline-asm wrapper) replaced by its code, every other marker removed.
     auto entryStatements = parseSnippet(entry, target_, kPassName);
     if (!entryStatements) return std::unexpected(entryStatements.error());
+    // compact: before every ret/exit, the warp's closing record: its record count and a whole
+    // timestamp (high, low), in place min(count, 2 cap - 1).
+    std::vector<Statement> closing;
+    if (compact) {
+      auto parsed = parseSnippet(
+          "\t// argus trace: closing record\n" + electLeader(elect) +
+              fmt::format("\tand.pred %argus_st, %argus_on, %argus_lead;\n"
+                          "\tmov.u64 %argus_now, %{0};\n"
+                          "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
+                          "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
+                          "\tmin.u32 %argus_t3, %argus_cnt, %argus_t3;\n"
+                          "\tmad.wide.u32 %argus_addr, %argus_t3, {1}, %argus_base;\n"
+                          "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
+                          "\t@%argus_st st.global.{3}.v4.u32 [%argus_addr], {{%argus_cnt, "
+                          "%argus_t2, %argus_t0, %argus_t1}};\n",
+                          timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
+                          trace::kClosingBit, options_.storeCache),
+          target_, kPassName);
+      if (!parsed) return std::unexpected(parsed.error());
+      closing = std::move(*parsed);
+    }
     std::vector<Statement>& body = kernel.body;
     std::vector<Statement> out;
     out.reserve(body.size() + entryStatements->size() + sites.size() * 12);
@@ -588,6 +715,14 @@ class LowerMarkersToTracePass final : public Pass {
       if (i == body.size()) break;
       auto span = spanAt.find(i);
       if (span == spanAt.end()) {
+        if (compact && body[i].kind == Statement::Kind::Instruction &&
+            (body[i].instruction.baseOpcode() == "ret" ||
+             body[i].instruction.baseOpcode() == "exit")) {
+          // Also before a guarded one: when it is not taken, the next record or closing record
+          // takes the same place.
+          out.insert(out.end(), closing.begin(), closing.end());
+          ++closingSites_;
+        }
         out.push_back(std::move(body[i]));
         ++i;
         continue;
@@ -612,6 +747,7 @@ class LowerMarkersToTracePass final : public Pass {
     map["capacity_hint"] = options_.capacityHint;
     map["overflow"] = options_.overflow;
     map["record_store"] = options_.recordStore;
+    map["record_layout"] = options_.recordLayout;
     nlohmann::json regionList = nlohmann::json::array();
     for (uint32_t k = 0; k < n; ++k) {
       nlohmann::json r = {{"index", k}, {"id", regions[k].id}, {"path", regions[k].path}};

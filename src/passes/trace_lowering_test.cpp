@@ -90,6 +90,9 @@ const Variant kVariants[] = {
     {"count", "role=producer,iter=0..3", nlohmann::json{{"overflow", "count"}}},
     {"paired", "", nlohmann::json{{"record_store", "paired"}}},
     {"paired_scoped", "role=consumer,iter=1..2", nlohmann::json{{"record_store", "paired"}}},
+    {"compact", "", nlohmann::json{{"record_layout", "compact"}}},
+    {"compact_scoped", "role=producer,iter=0..3", nlohmann::json{{"record_layout", "compact"}}},
+    {"compact_clock64", "", nlohmann::json{{"record_layout", "compact"}, {"time_base", "clock64"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
@@ -294,6 +297,82 @@ TEST(TraceLowering, TritonKernelWithArgusMarkersAssembles) {
 
 namespace argus::passes {
 namespace {
+
+// record_layout=compact: one 16-byte store per end marker from the copies made there, the
+// layout symbol, a closing record before every ret/exit, and meta words computed at the entry
+// when the begin markers fix the role.
+TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
+  ptx::Module module = fromText(
+      "\t// @argus begin a iter=%r1 role=w\n\t// @argus begin b\n\t// @argus end b\n"
+      "\t// @argus end a\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 ret;\n\t// @argus begin c\n"
+      "\t// @argus end c\n",
+      "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n");
+  auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                optionsFor("", {{"record_layout", "compact"}}));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  const auto count = [&](std::string_view what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(".visible .const .align 4 .u32 __argus_trace_layout = 16;"), 1u) << text;
+  EXPECT_EQ(count("%globaltimer_lo;"), 6u) << text;  // 3 begins, 3 ends
+  EXPECT_EQ(count("st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_e, %argus_m"), 3u);
+  EXPECT_EQ(count("st.global.v2.u64"), 0u);
+  // Both rets, the guarded one too, get the closing record right before them.
+  EXPECT_EQ(count("// argus trace: closing record"), 2u);
+  EXPECT_NE(text.find("{%argus_cnt, %argus_t2, %argus_t0, %argus_t1};\n\t@%p1 ret;"),
+            std::string::npos)
+      << text;
+  // a's role is its own, b inherits it, c has none: all three meta words at the entry.
+  const size_t firstBegin = text.find("// argus trace: begin");
+  ASSERT_NE(firstBegin, std::string::npos);
+  const std::string entry = text.substr(0, firstBegin);
+  EXPECT_NE(entry.find("or.b32 %argus_m0, %argus_meta, 0x0;"), std::string::npos) << entry;
+  EXPECT_NE(entry.find("or.b32 %argus_m1, %argus_meta, 0x10000;"), std::string::npos) << entry;
+  EXPECT_NE(entry.find("or.b32 %argus_m2, %argus_meta, 0x2f000;"), std::string::npos) << entry;
+  EXPECT_EQ(text.find("or.b32 %argus_m", firstBegin), std::string::npos);
+  const auto& map = result->traceMap["k"];
+  EXPECT_EQ(map["record_layout"], "compact");
+  EXPECT_EQ(result->statistics["lower_markers_to_trace"]["closing_records"], 2);
+}
+
+// A region whose begin markers carry different roles gets its meta word where it begins.
+TEST(TraceLowering, CompactLayoutComputesARegionsMetaWhereItsRoleIsKnown) {
+  ptx::Module module = fromText(
+      "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $L_y;\n\t// @argus begin a role=x\n"
+      "\tbra.uni $L_join;\n$L_y:\n\t// @argus begin a role=y\n$L_join:\n\t// @argus end a\n",
+      "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n");
+  auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                optionsFor("", {{"record_layout", "compact"}}));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  const size_t firstBegin = text.find("// argus trace: begin");
+  ASSERT_NE(firstBegin, std::string::npos) << text;
+  EXPECT_EQ(text.substr(0, firstBegin).find("or.b32 %argus_m0"), std::string::npos) << text;
+  EXPECT_NE(text.find("or.b32 %argus_m0, %argus_meta, 0x0;", firstBegin), std::string::npos);
+  EXPECT_NE(text.find("or.b32 %argus_m0, %argus_meta, 0x1000;", firstBegin), std::string::npos);
+}
+
+TEST(TraceLowering, CompactLayoutNeedsClampAndLeader) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_nested_regions.ptx");
+  ASSERT_FALSE(HasFailure());
+  for (const auto& config :
+       {nlohmann::json{{"record_layout", "compact"}, {"overflow", "count"}},
+        nlohmann::json{{"record_layout", "compact"}, {"record_store", "paired"}}}) {
+    ptx::Module copy = module;
+    auto refused = applyTransforms(copy, {"lower_markers_to_trace"}, optionsFor("", config));
+    ASSERT_FALSE(refused.has_value()) << config.dump();
+    EXPECT_NE(refused.error().message.find("needs overflow \"clamp\" and record_store"),
+              std::string::npos)
+        << refused.error().text();
+  }
+  auto bad = applyTransforms(module, {"lower_markers_to_trace"},
+                             optionsFor("", {{"record_layout", "small"}}));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("use \"full\" or \"compact\""), std::string::npos);
+}
 
 TEST(TraceLowering, PairedRecordStoresNeedClamp) {
   ptx::Module module = loadModule(dataDir() / "ptx" / "examples_nested_regions.ptx");

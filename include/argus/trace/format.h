@@ -86,4 +86,32 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
   return meta & 0xffu;
 }
 
+// ---- The compact device layout (lower_markers_to_trace's record_layout=compact) -------------
+//
+// Each warp slot's capacityPerWarp x 32 bytes hold 2 x capacityPerWarp 16-byte CompactRecords,
+// written once per occurrence at the end marker by the elected lane: the low 32 bits of both
+// timestamps, meta and the iteration (one store of four registers instead of the full record's
+// two). CTA and warp follow from the slot, the sequence number from the place in it: record j
+// goes to place min(j, 2 cap - 2), so a full slot keeps overwriting its last record place. At
+// the kernel's exit each warp writes a closing record into place min(count, 2 cap - 1): the
+// count of records it produced and a whole 64-bit timestamp, from which the timestamps' high
+// bits follow (each record's end is at most 2^32 timer units before the next one's). The
+// injection library turns a compact buffer into TraceRecords when it reads it back
+// (inject::expandCompactRecords), so launch files and the decoder see one format. A module
+// whose kernels write this layout defines kTraceLayoutSymbol = sizeof(CompactRecord).
+
+/// Name of the `.const .u32` holding the bytes per device record (16) in compact modules.
+inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";
+
+struct CompactRecord {
+  std::uint32_t begin = 0;      ///< Low 32 bits of the begin timestamp (closing: the count).
+  std::uint32_t end = 0;        ///< Low 32 bits of the end timestamp (closing: timestamp high).
+  std::uint32_t meta = 0;       ///< As TraceRecord::meta; kClosingBit on the closing record.
+  std::uint32_t iteration = 0;  ///< As TraceRecord::iteration (closing: timestamp low 32 bits).
+};
+static_assert(sizeof(CompactRecord) == 16);
+
+/// Marks a compact slot's closing record (meta bits 28..30 are otherwise unused).
+inline constexpr std::uint32_t kClosingBit = 1u << 30;
+
 }  // namespace argus::trace

@@ -91,6 +91,9 @@ struct SymbolInfo {
   std::size_t bytes = 0;    ///< Its size: 16 (TraceSymbol) or 8 (address only).
   std::string module;       ///< Handle, hex.
   std::string lookup;
+  /// Bytes per device record: 32 (TraceRecord), or 16 (CompactRecord) where the module defines
+  /// kTraceLayoutSymbol so.
+  std::uint32_t recordBytes = sizeof(trace::TraceRecord);
 };
 
 struct DeviceBuffer {
@@ -104,6 +107,7 @@ struct PendingLaunch {
   LaunchLine line;
   CUdeviceptr symbol = 0;
   std::size_t symbolBytes = 0;
+  std::uint32_t recordBytes = sizeof(trace::TraceRecord);  ///< The module's device layout.
   CUdeviceptr buffer = 0;
   TraceGeometry geometry;
   std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
@@ -213,6 +217,8 @@ SymbolInfo findSymbol(CUfunction f) {
   SymbolInfo info;
   CUdeviceptr address = 0;
   size_t bytes = 0;
+  CUmodule foundModule = nullptr;
+  CUlibrary foundLibrary = nullptr;
   auto fromModule = [&](CUfunction fn, const char* how) {
     CUmodule module = nullptr;
     if (api.cuFuncGetModule == nullptr || api.cuFuncGetModule(&module, fn) != CUDA_SUCCESS ||
@@ -222,6 +228,7 @@ SymbolInfo findSymbol(CUfunction f) {
     info.module = hex(module);
     info.lookup = how;
     if (api.cuModuleGetGlobal(&address, &bytes, module, symbol) != CUDA_SUCCESS) return false;
+    foundModule = module;
     return true;
   };
   bool found = fromModule(f, "module");
@@ -240,6 +247,7 @@ SymbolInfo findSymbol(CUfunction f) {
       info.module = hex(library);
       info.lookup = "library";
       found = api.cuLibraryGetGlobal(&address, &bytes, library, symbol) == CUDA_SUCCESS;
+      if (found) foundLibrary = library;
     }
   }
   if (found && bytes < sizeof(std::uint64_t)) {
@@ -249,6 +257,31 @@ SymbolInfo findSymbol(CUfunction f) {
   }
   info.address = found ? address : 0;
   info.bytes = found ? std::min<std::size_t>(bytes, sizeof(trace::TraceSymbol)) : 0;
+  // The record layout, where the module says (record_layout=compact); a module without the
+  // symbol writes full records.
+  CUdeviceptr layout = 0;
+  size_t layoutBytes = 0;
+  const bool hasLayout =
+      found &&
+      (foundModule != nullptr ? api.cuModuleGetGlobal(&layout, &layoutBytes, foundModule,
+                                                      trace::kTraceLayoutSymbol) == CUDA_SUCCESS
+                              : api.cuLibraryGetGlobal(&layout, &layoutBytes, foundLibrary,
+                                                       trace::kTraceLayoutSymbol) == CUDA_SUCCESS);
+  if (hasLayout) {
+    std::uint32_t recordBytes = 0;
+    if (layoutBytes != sizeof recordBytes ||
+        !check(api.cuMemcpyDtoH(&recordBytes, layout, sizeof recordBytes),
+               "cuMemcpyDtoH (__argus_trace_layout)") ||
+        (recordBytes != sizeof(trace::CompactRecord) &&
+         recordBytes != sizeof(trace::TraceRecord))) {
+      reportError(std::string(trace::kTraceLayoutSymbol) + " in module " + info.module +
+                  " is not a 4-byte record size of 16 or 32; not traced");
+      info.address = 0;
+      info.bytes = 0;
+    } else {
+      info.recordBytes = recordBytes;
+    }
+  }
   return info;
 }
 
@@ -441,6 +474,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   }
   p.symbol = info.address;
   p.symbolBytes = info.bytes;
+  p.recordBytes = info.recordBytes;
   p.buffer = buffer;
   p.geometry = *geometry;
   p.line.traced = true;
@@ -463,13 +497,23 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
     ok = ok && check(api.cuCtxSynchronize(), "cuCtxSynchronize (after traced launch)");
     trace::TraceHeader header;
     std::vector<trace::TraceRecord> records;
+    const bool compactLayout = p.recordBytes == sizeof(trace::CompactRecord);
+    std::vector<trace::CompactRecord> compactArea;
     if (ok) {
       const std::uint64_t count = std::uint64_t{p.geometry.warpSlots} * p.geometry.capacityPerWarp;
-      records.resize(count);
+      // The same bytes either way: 2 x count compact records fill the full layout's area.
+      void* area = nullptr;
+      if (compactLayout) {
+        compactArea.resize(2 * count);
+        area = compactArea.data();
+      } else {
+        records.resize(count);
+        area = records.data();
+      }
       ok = check(api.cuMemcpyDtoH(&header, p.buffer, sizeof header), "cuMemcpyDtoH (header)") &&
-           check(api.cuMemcpyDtoH(records.data(), p.buffer + sizeof header,
-                                  count * sizeof(trace::TraceRecord)),
-                 "cuMemcpyDtoH (records)");
+           check(
+               api.cuMemcpyDtoH(area, p.buffer + sizeof header, count * sizeof(trace::TraceRecord)),
+               "cuMemcpyDtoH (records)");
     }
     setSymbol(p.symbol, p.symbolBytes, {});
     if (ok && (header.magic != trace::kTraceMagic || header.warpSlots != p.geometry.warpSlots ||
@@ -478,9 +522,26 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                   "): the device overwrote the trace header; records kept as read");
       p.line.note = "trace header overwritten by the device";
     }
+    if (ok && compactLayout) {
+      // One format on disk: the compact device records become full ones (launch files are
+      // then always in the compact file form, whose slots hold 2 cap - 1 records).
+      ExpandedRecords expanded = expandCompactRecords(
+          compactArea, p.geometry.warpSlots, p.geometry.capacityPerWarp, p.geometry.warpsPerCta);
+      if (expanded.unclosedSlots != 0) {
+        p.line.note = std::to_string(expanded.unclosedRecords) + " records of " +
+                      std::to_string(expanded.unclosedSlots) +
+                      " warps without a closing record left out (their timestamps' high bits "
+                      "are unknown)";
+        reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel +
+                    "): " + p.line.note);
+      }
+      records = std::move(expanded.records);
+      header.capacityPerWarp = expanded.capacityPerWarp;
+    }
     if (ok) {
       std::uint64_t valid = 0;
-      const std::string bytes = launchFileBytes(header, records, gState->compact, &valid);
+      const std::string bytes =
+          launchFileBytes(header, records, gState->compact || compactLayout, &valid);
       if (gState->filesWritten < gState->maxFiles) {
         ++gState->filesWritten;
         p.line.file = "launch-" + std::to_string(p.line.seq) + ".bin";

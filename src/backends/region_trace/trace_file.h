@@ -51,6 +51,25 @@ struct TraceGeometry {
     std::span<const trace::TraceRecord> records, std::uint32_t warpSlots,
     std::uint32_t capacityPerWarp);
 
+/// A compact device buffer's record area (format.h: record_layout=compact) as TraceRecords.
+struct ExpandedRecords {
+  std::vector<trace::TraceRecord> records;  ///< Valid records, slot by slot in append order.
+  std::uint32_t capacityPerWarp = 0;        ///< Record places per slot: 2 cap - 1.
+  /// Warp slots with records but no closing record (the warp left by a path that does not
+  /// write one, or the device overwrote it): their records are left out, timestamps unknown.
+  std::uint64_t unclosedSlots = 0;
+  std::uint64_t unclosedRecords = 0;
+};
+
+/// Expands `area` (warpSlots x capacityPerWarp x 32 bytes written as 2 x capacityPerWarp
+/// CompactRecords per slot) into full records: CTA and warp from the slot, the sequence number
+/// (TraceRecord::warp bits 8..31, as the clamp overflow writes it) from the place, the
+/// timestamps' high bits from the closing record, going back one record at a time.
+[[nodiscard]] ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
+                                                   std::uint32_t warpSlots,
+                                                   std::uint32_t capacityPerWarp,
+                                                   std::uint32_t warpsPerCta);
+
 /// The bytes of a launch file: `header` (with reserved[0..1] set for the chosen form) + records.
 [[nodiscard]] std::string launchFileBytes(trace::TraceHeader header,
                                           std::span<const trace::TraceRecord> records, bool compact,
