@@ -132,7 +132,8 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
   verb->add_option("--time-base", o->timeBase,
                    "Trace timestamps: globaltimer (default) or clock64");
   verb->add_option("--pass-option", o->passOptions,
-                   "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg)");
+                   "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg,\n"
+                   "record_layout=full|compact)");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
   verb->add_option("--ptx", o->ptx,
                    "Start from this PTX file instead of the device source's front-end PTX (e.g. "

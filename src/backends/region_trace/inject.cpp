@@ -21,7 +21,10 @@
 //   ARGUS_TRACE_CAPACITY      records per warp slot (default 256).
 //   ARGUS_TRACE_MAX_BYTES     largest buffer per launch (default 4 GiB); larger launches are not
 //                             traced (noted in launches.jsonl).
-//   ARGUS_TRACE_FULL=1        write the whole buffer instead of the compact form.
+//   ARGUS_TRACE_FULL=1        write the whole buffer instead of the compact form (not for a
+//                             module with __argus_trace_layout = 16: its 16-byte device records
+//                             are expanded to full ones on read-back, expandCompactRecords, and
+//                             written in the compact form).
 //   ARGUS_TRACE_MAX_FILES     write launch files for the first N traced launches only; later
 //                             ones are still traced and counted in launches.jsonl (benchmarks).
 //   ARGUS_TRACE_KERNEL_TIMES=0  no CUPTI kernel activity (kernels.jsonl).
