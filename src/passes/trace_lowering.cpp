@@ -85,8 +85,10 @@ struct LoweringOptions {
   /// under the trace-on predicate, so ptxas keeps them apart from the next timer read and the
   /// loop counter), plus a closing record at every `ret`/`exit` with the warp's record count
   /// and a whole timestamp; the injection library expands it to full records when it reads the
-  /// buffer back. Measured as PTX edits of the seed kernels (BENCHMARKS.md, `late16el`): not yet
-  /// as this lowering, so not the default. Needs `clamp` and `leader`.
+  /// buffer back. A full slot keeps its records and drops newer ones (the closing count says how
+  /// many), so the kept ones stay consecutive and their high bits follow one from the next.
+  /// Measured as PTX edits of the seed kernels (BENCHMARKS.md, `late16el`): not yet as this
+  /// lowering, so not the default. Not with overflow=count or record_store=paired.
   std::string recordLayout = "full";
 
   static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
@@ -145,8 +147,8 @@ struct LoweringOptions {
     }
     if (o.recordLayout == "compact" && (o.overflow != "clamp" || o.recordStore != "leader")) {
       return fail("passes", fmt::format("{}: record_layout \"compact\" needs overflow \"clamp\" "
-                                        "and record_store \"leader\" (its places are clamped and "
-                                        "written by the elected lane)",
+                                        "and record_store \"leader\" (the elected lane writes its "
+                                        "records, and its closing record counts the dropped ones)",
                                         kPassName));
     }
     if (o.recordStore == "paired" && o.overflow != "clamp") {
@@ -494,8 +496,9 @@ class LowerMarkersToTracePass final : public Pass {
           at = regions[*at].parent;
         }
       }
-      // Places of 16 bytes: records in 0 .. 2 cap - 2 (the last one clamped), the closing record
-      // in min(count, 2 cap - 1). The begin-timestamp and iteration copies start defined.
+      // Places of 16 bytes: records in 0 .. 2 cap - 2 (later ones are not stored), the closing
+      // record in the last place, 2 cap - 1. The begin-timestamp and iteration copies start
+      // defined.
       entry += fmt::format(
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
           "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
@@ -606,10 +609,11 @@ class LowerMarkersToTracePass final : public Pass {
         }
         text += electLeader(elect);
         if (compact) {
+          // Place = count while it fits (0 .. 2 cap - 2); past that the record is not stored.
           text += fmt::format(
               "\tand.pred %argus_st, {0}, %argus_lead;\n"
-              "\tmin.u32 %argus_t1, %argus_cnt, %argus_l16;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_t1, {1}, %argus_base;\n"
+              "\tsetp.le.and.u32 %argus_st, %argus_cnt, %argus_l16, %argus_st;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
               "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n"
               "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, "
               "%argus_m{3}, %argus_ic}};\n",
@@ -678,20 +682,19 @@ class LowerMarkersToTracePass final : public Pass {
     // inline-asm wrapper) replaced by its code, every other marker removed.
     auto entryStatements = parseSnippet(entry, target_, kPassName);
     if (!entryStatements) return std::unexpected(entryStatements.error());
-    // compact: before every ret/exit, the warp's closing record: its record count and a whole
-    // timestamp (high, low), in place min(count, 2 cap - 1).
+    // compact: before every ret/exit, the warp's closing record in the slot's last place, which
+    // no record takes: the elected lane's record count and a whole timestamp (high, low). Lanes
+    // that leave later write it again, so it holds the last exit's time.
     std::vector<Statement> closing;
     if (compact) {
       auto parsed = parseSnippet(
           "\t// argus trace: closing record\n" + electLeader(elect) +
               fmt::format("\tand.pred %argus_st, %argus_on, %argus_lead;\n"
+                          "\tmad.wide.u32 %argus_addr, %argus_l16, {1}, %argus_base;\n"
                           "\tmov.u64 %argus_now, %{0};\n"
                           "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
-                          "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
-                          "\tmin.u32 %argus_t3, %argus_cnt, %argus_t3;\n"
-                          "\tmad.wide.u32 %argus_addr, %argus_t3, {1}, %argus_base;\n"
                           "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
-                          "\t@%argus_st st.global.{3}.v4.u32 [%argus_addr], {{%argus_cnt, "
+                          "\t@%argus_st st.global.{3}.v4.u32 [%argus_addr+{1}], {{%argus_cnt, "
                           "%argus_t2, %argus_t0, %argus_t1}};\n",
                           timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
                           trace::kClosingBit, options_.storeCache),

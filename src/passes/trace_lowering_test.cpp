@@ -322,9 +322,11 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("st.global.v2.u64"), 0u);
   // Both rets, the guarded one too, get the closing record right before them.
   EXPECT_EQ(count("// argus trace: closing record"), 2u);
-  EXPECT_NE(text.find("{%argus_cnt, %argus_t2, %argus_t0, %argus_t1};\n\t@%p1 ret;"),
+  EXPECT_NE(text.find("[%argus_addr+16], {%argus_cnt, %argus_t2, %argus_t0, %argus_t1};\n"
+                      "\t@%p1 ret;"),
             std::string::npos)
       << text;
+  EXPECT_EQ(count("setp.le.and.u32 %argus_st, %argus_cnt, %argus_l16, %argus_st;"), 3u);
   // a's role is its own, b inherits it, c has none: all three meta words at the entry.
   const size_t firstBegin = text.find("// argus trace: begin");
   ASSERT_NE(firstBegin, std::string::npos);

@@ -5,10 +5,11 @@ For three examples (TMA GEMM, nested regions, warp-specialized GEMM) Argus build
 variant twice, with the default 32-byte records and with record_layout=compact (16-byte records
 the injection library expands when it reads them back), runs both under libargus_inject.so and
 decodes both with `argus trace --json`. The compact run must decode to the same regions with the
-same occurrence counts, per region and per iteration, nothing dropped or invalid, nested totals
+same occurrence counts, per region, iteration and role, nothing dropped or invalid, nested totals
 within their parents', and medians within a factor of two of the full layout's (two runs of the
-same kernel). Exits 77 (skip) when there is no GPU. Usage: compact_layout_test.py ARGUS
-SOURCE_DIR [INJECT]
+same kernel). Run again with 2 records per warp (3 compact places), the kept and the dropped
+records must add up to what the full layout recorded. Exits 77 (skip) when there is no GPU.
+Usage: compact_layout_test.py ARGUS SOURCE_DIR [INJECT]
 """
 import json
 import os
@@ -33,16 +34,23 @@ def run(cmd, **kwargs):
     return done.stdout
 
 
-def timings(example, layout, work):
+def timings(example, layout, work, capacity=256):
     """`argus trace --json`'s duration document of one traced run of `example`."""
     out = os.path.join(work, f"{example}-{layout}")
-    built = run([argus, "build", "--program", f"{source}/examples/{example}/argus.yaml",
-                 "--variant", "full_trace", "--pass-option", f"record_layout={layout}", "-o", out])
-    line = next(x for x in built.splitlines() if x.startswith("built "))
-    executable = line.rsplit(": ", 1)[1].strip()
-    traces = os.path.join(work, f"{example}-{layout}-trace")
+    if not os.path.exists(out):
+        built = run([argus, "build", "--program", f"{source}/examples/{example}/argus.yaml",
+                     "--variant", "full_trace", "--pass-option", f"record_layout={layout}",
+                     "-o", out])
+        line = next(x for x in built.splitlines() if x.startswith("built "))
+        with open(os.path.join(out, "executable"), "w") as f:
+            f.write(line.rsplit(": ", 1)[1].strip())
+        maps = json.load(open(os.path.join(out, "trace_map.json")))
+        check(all(m.get("record_layout") == layout for m in maps.values()),
+              f"{example}: the {layout} build's trace map says record_layout {layout}")
+    executable = open(os.path.join(out, "executable")).read()
+    traces = os.path.join(work, f"{example}-{layout}-{capacity}-trace")
     run([executable], env={**os.environ, "CUDA_INJECTION64_PATH": inject,
-                           "ARGUS_TRACE_DIR": traces})
+                           "ARGUS_TRACE_DIR": traces, "ARGUS_TRACE_CAPACITY": str(capacity)})
     errors = os.path.join(traces, "errors.txt")
     check(not os.path.exists(errors) or not open(errors).read().strip(),
           f"{example} {layout}: no injection errors")
@@ -67,8 +75,9 @@ with tempfile.TemporaryDirectory() as work:
             count = (r["duration"]["count"], c["duration"]["count"])
             check(count[0] == count[1] and count[0] > 0,
                   f"{example} {r['path']}: {count[1]} occurrences compact, {count[0]} full")
-            iterations = ({k: v["count"] for k, v in x["by_iteration"].items()} for x in (r, c))
-            check(next(iterations) == next(iterations), f"{example} {r['path']}: same per-iteration counts")
+            for by in ("by_iteration", "by_role"):
+                counts = ({k: v["count"] for k, v in x[by].items()} for x in (r, c))
+                check(next(counts) == next(counts), f"{example} {r['path']}: same {by} counts")
             medians = (r["duration"]["median"], c["duration"]["median"])
             check(medians[0] > 0 and 0.5 <= medians[1] / medians[0] <= 2.0,
                   f"{example} {r['path']}: median {medians[1]} ns compact, {medians[0]} full")
@@ -79,6 +88,14 @@ with tempfile.TemporaryDirectory() as work:
                 check(children <= parent["duration"]["total"],
                       f"{example} {r['path']}: siblings' total {children} <= parent's "
                       f"{parent['duration']['total']} (compact)")
+
+        # Slots too small for the warps' records: nothing may go missing uncounted.
+        small = timings(example, "compact", work, capacity=2)
+        produced = sum(r["duration"]["count"] for r in full["regions"])
+        kept = sum(r["duration"]["count"] for r in small["regions"])
+        check(kept + small["dropped"] == produced and small["dropped"] > 0,
+              f"{example}, 3 places per warp: {kept} kept + {small['dropped']} dropped, "
+              f"{produced} produced")
 
 print(f"{len(failures)} checks failed" if failures else "all checks passed")
 sys.exit(1 if failures else 0)

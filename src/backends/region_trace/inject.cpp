@@ -530,14 +530,19 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       // then always in the compact file form, whose slots hold 2 cap - 1 records).
       ExpandedRecords expanded = expandCompactRecords(
           compactArea, p.geometry.warpSlots, p.geometry.capacityPerWarp, p.geometry.warpsPerCta);
-      if (expanded.unclosedSlots != 0) {
-        p.line.note = std::to_string(expanded.unclosedRecords) + " records of " +
-                      std::to_string(expanded.unclosedSlots) +
-                      " warps without a closing record left out (their timestamps' high bits "
-                      "are unknown)";
-        reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel +
-                    "): " + p.line.note);
+      std::string lost;
+      if (expanded.unclosedSlots != 0)
+        lost = std::to_string(expanded.unclosedRecords) + " records of " +
+               std::to_string(expanded.unclosedSlots) +
+               " warps without a closing record left out (their timestamps' high bits are "
+               "unknown)";
+      if (!lost.empty()) {
+        p.line.note += (p.line.note.empty() ? "" : "; ") + lost;
+        reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel + "): " + lost);
       }
+      // Counted, never silent: what the slots could not keep, or the expansion could not place.
+      header.dropped += expanded.dropped;
+      p.line.capacityPerWarp = expanded.capacityPerWarp;
       records = std::move(expanded.records);
       header.capacityPerWarp = expanded.capacityPerWarp;
     }

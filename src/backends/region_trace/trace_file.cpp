@@ -56,45 +56,41 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
   const std::uint64_t places = 2 * std::uint64_t{capacityPerWarp};
   out.capacityPerWarp = static_cast<std::uint32_t>(places > 0 ? places - 1 : 0);
   if (places < 2 || warpsPerCta == 0) return out;
-  const std::uint64_t last = places - 2;  // the place a full slot keeps overwriting
+  const auto valid = [](const trace::CompactRecord& r) { return (r.meta & trace::kValidBit) != 0; };
+  const auto closes = [](const trace::CompactRecord& r) {
+    return (r.meta & trace::kClosingBit) != 0;
+  };
   for (std::uint64_t w = 0; w < warpSlots && (w + 1) * places <= area.size(); ++w) {
     const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
-    // The closing record sits right after the records: the first place with kClosingBit.
-    std::uint64_t closing = places;
-    for (std::uint64_t i = 0; i < places; ++i) {
-      if ((slot[i].meta & trace::kValidBit) == 0) break;
-      if ((slot[i].meta & trace::kClosingBit) != 0) {
-        closing = i;
-        break;
-      }
-    }
-    if (closing == places) {
-      std::uint64_t valid = 0;
-      while (valid < places && (slot[valid].meta & trace::kValidBit) != 0) ++valid;
-      if (valid > 0) {
+    const trace::CompactRecord& close = slot[places - 1];
+    std::uint64_t kept = 0;
+    for (std::uint64_t i = 0; i + 1 < places; ++i) kept += valid(slot[i]) && !closes(slot[i]);
+    if (!valid(close) || !closes(close)) {
+      if (kept > 0) {
         ++out.unclosedSlots;
-        out.unclosedRecords += valid;
+        out.unclosedRecords += kept;
+        out.dropped += kept;
       }
       continue;
     }
-    const trace::CompactRecord& close = slot[closing];
     const std::uint64_t count = close.begin;
-    // Going back from the closing timestamp: each end is at most 2^32 units before the next.
+    out.dropped += count > kept ? count - kept : 0;
+    // Going back from the closing timestamp: each end is less than 2^32 units before the next.
     std::uint64_t later = (std::uint64_t{close.end} << 32) | close.iteration;
     const std::size_t first = out.records.size();
-    out.records.resize(first + closing);
-    for (std::uint64_t i = closing; i-- > 0;) {
+    out.records.resize(first + kept);
+    std::size_t at = first + kept;
+    for (std::uint64_t i = places - 1; i-- > 0;) {
       const trace::CompactRecord& r = slot[i];
+      if (!valid(r) || closes(r)) continue;
       const std::uint64_t end = later - ((static_cast<std::uint32_t>(later) - r.end) & 0xffffffffu);
-      const std::uint64_t begin = end - ((r.end - r.begin) & 0xffffffffu);
-      const std::uint64_t seq = i == last && count > last ? count - 1 : i;
-      trace::TraceRecord& t = out.records[first + i];
-      t.begin = begin;
+      trace::TraceRecord& t = out.records[--at];
+      t.begin = end - ((r.end - r.begin) & 0xffffffffu);
       t.end = end;
       t.meta = r.meta;
       t.cta = static_cast<std::uint32_t>(w / warpsPerCta);
       t.iteration = r.iteration;
-      t.warp = static_cast<std::uint32_t>(seq << 8) | static_cast<std::uint32_t>(w % warpsPerCta);
+      t.warp = static_cast<std::uint32_t>(i << 8) | static_cast<std::uint32_t>(w % warpsPerCta);
       later = end;
     }
   }

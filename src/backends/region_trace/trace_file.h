@@ -55,16 +55,19 @@ struct TraceGeometry {
 struct ExpandedRecords {
   std::vector<trace::TraceRecord> records;  ///< Valid records, slot by slot in append order.
   std::uint32_t capacityPerWarp = 0;        ///< Record places per slot: 2 cap - 1.
-  /// Warp slots with records but no closing record (the warp left by a path that does not
-  /// write one, or the device overwrote it): their records are left out, timestamps unknown.
+  /// Records the warps produced that are not in `records`: past a full slot (the closing
+  /// record's count less the records kept), or in unclosed slots.
+  std::uint64_t dropped = 0;
+  /// Warp slots with records but no closing record (the warp left by a path that writes none):
+  /// their records are left out (in `dropped`), their timestamps' high bits being unknown.
   std::uint64_t unclosedSlots = 0;
   std::uint64_t unclosedRecords = 0;
 };
 
 /// Expands `area` (warpSlots x capacityPerWarp x 32 bytes written as 2 x capacityPerWarp
 /// CompactRecords per slot) into full records: CTA and warp from the slot, the sequence number
-/// (TraceRecord::warp bits 8..31, as the clamp overflow writes it) from the place, the
-/// timestamps' high bits from the closing record, going back one record at a time.
+/// (TraceRecord::warp bits 8..31) from the place, the timestamps' high bits from the closing
+/// record in the slot's last place, going back one record at a time.
 [[nodiscard]] ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                                    std::uint32_t warpSlots,
                                                    std::uint32_t capacityPerWarp,

@@ -135,10 +135,10 @@ TEST(LaunchLine, IsOneJsonObjectWithEscapedNames) {
             std::string::npos);
 }
 
-// A compact buffer of 3 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, the
-// last record place is 2.
+// A compact buffer of 4 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
+// in places 0..2, the closing record in place 3.
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
-  std::vector<trace::CompactRecord> area(12);
+  std::vector<trace::CompactRecord> area(16);
   const std::uint32_t meta = trace::kValidBit | (3u << 16) | 7u;
   const auto closing = [&](std::uint32_t count, std::uint64_t at) {
     return trace::CompactRecord{count, static_cast<std::uint32_t>(at >> 32),
@@ -147,20 +147,26 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   // Slot 0: two records across the low word's wrap, then the closing record.
   area[0] = {0xffffff00u, 0xfffffff0u, meta, 1};
   area[1] = {0x10u, 0x50u, meta, 2};
-  area[2] = closing(2, (5ull << 32) | 0x100u);
-  // Slot 1 (CTA 0, warp 1): five records in a slot of three places: place 2 holds the newest.
+  area[3] = closing(2, (5ull << 32) | 0x100u);
+  // Slot 1 (CTA 0, warp 1): five records produced, the first three kept.
   area[4] = {100, 110, meta, 0};
   area[5] = {120, 130, meta, 1};
-  area[6] = {180, 190, meta, 4};
+  area[6] = {140, 150, meta, 2};
   area[7] = closing(5, (9ull << 32) | 200u);
   // Slot 2 (CTA 1, warp 0): a record but no closing record.
   area[8] = {1, 2, meta, 0};
+  // Slot 3 (CTA 1, warp 1): the closing lane counted fewer records than its warp wrote (lanes
+  // that ran markers alone): every written place is kept, nothing counted as dropped.
+  area[12] = {10, 20, meta, 0};
+  area[13] = {30, 40, meta, 2};
+  area[15] = closing(1, 50);
 
-  const ExpandedRecords out = expandCompactRecords(area, 3, 2, 2);
+  const ExpandedRecords out = expandCompactRecords(area, 4, 2, 2);
   EXPECT_EQ(out.capacityPerWarp, 3u);
   EXPECT_EQ(out.unclosedSlots, 1u);
   EXPECT_EQ(out.unclosedRecords, 1u);
-  ASSERT_EQ(out.records.size(), 5u);
+  EXPECT_EQ(out.dropped, 2u + 1u);  // past slot 1's places, and slot 2's
+  ASSERT_EQ(out.records.size(), 7u);
   const auto& a = out.records[0];
   EXPECT_EQ(a.begin, (4ull << 32) | 0xffffff00u);
   EXPECT_EQ(a.end, (4ull << 32) | 0xfffffff0u);
@@ -172,13 +178,16 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   EXPECT_EQ(b.begin, (5ull << 32) | 0x10u);
   EXPECT_EQ(b.end, (5ull << 32) | 0x50u);
   EXPECT_EQ(b.warp, 1u << 8);
-  // Slot 1: sequences 0, 1 and 4 (records 2 and 3 were overwritten in place 2).
-  EXPECT_EQ(out.records[2].warp, (0u << 8) | 1u);
-  EXPECT_EQ(out.records[3].warp, (1u << 8) | 1u);
-  EXPECT_EQ(out.records[4].warp, (4u << 8) | 1u);
-  EXPECT_EQ(out.records[4].begin, (9ull << 32) | 180u);
-  EXPECT_EQ(out.records[4].end, (9ull << 32) | 190u);
-  EXPECT_EQ(out.records[2].cta, 0u);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out.records[2 + i].warp, (i << 8) | 1u);
+    EXPECT_EQ(out.records[2 + i].cta, 0u);
+    EXPECT_EQ(out.records[2 + i].end >> 32, 9u);
+  }
+  EXPECT_EQ(out.records[5].warp, (0u << 8) | 1u);
+  EXPECT_EQ(out.records[6].warp, (1u << 8) | 1u);
+  EXPECT_EQ(out.records[5].cta, 1u);
+  EXPECT_EQ(out.records[5].begin, 10u);
+  EXPECT_EQ(out.records[6].end, 40u);
 }
 
 // The expanded records make a compact launch file whose slots hold 2 cap - 1 records.
@@ -186,7 +195,7 @@ TEST(CompactLayout, FillALaunchFileWithTheExpandedCapacity) {
   std::vector<trace::CompactRecord> area(4);
   const std::uint32_t meta = trace::kValidBit;
   area[0] = {10, 20, meta, 0};
-  area[1] = {1, 0, meta | trace::kClosingBit, 30};
+  area[3] = {1, 0, meta | trace::kClosingBit, 30};
   const ExpandedRecords out = expandCompactRecords(area, 1, 2, 1);
   TraceHeader header = initialHeader({1, 1, out.capacityPerWarp, 0});
   std::uint64_t valid = 0;
