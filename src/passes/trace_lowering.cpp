@@ -503,8 +503,10 @@ class LowerMarkersToTracePass final : public Pass {
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
           "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 2;\n"
+          "\tsetp.le.s32 %argus_ok, %argus_cnt, %argus_l16;\n"
           "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
           n);
+      for (uint32_t k = 0; k < n; ++k) entry += fmt::format("\tmov.u32 %argus_h{}, 0;\n", k);
       for (uint32_t k = 0; k < n; ++k)
         if (fixedRole[k])
           entry += fmt::format("\tor.b32 %argus_m{}, %argus_meta, {:#x};\n", k,
@@ -587,7 +589,11 @@ class LowerMarkersToTracePass final : public Pass {
           }
         }
         if (compact) {
-          text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
+          // Unscoped, under %argus_ok as the last end marker left it (a record may still fit):
+          // a predicated definition gets a register of its own, not one the last record's store
+          // is still reading. A scoped occurrence may be in scope when the last one was not.
+          text += fmt::format("\t{}mov.u32 %argus_h{}, %{};\n", scoped ? "" : "@%argus_ok ", k,
+                              timeBaseLow(options_.timeBase));
         } else {
           text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
         }
@@ -599,11 +605,17 @@ class LowerMarkersToTracePass final : public Pass {
           // registers of their own, which the next begin marker's timer read and the program's
           // loop counter do not overwrite right after the store (ptxas would make them wait for
           // the store's register reads).
+          // %argus_ok: this record fits (place = count <= 2 cap - 2, signed: with tracing off
+          // cap is 0 and nothing fits, so the unscoped form needs no %argus_on here) and is in
+          // scope.
+          text += fmt::format("\tmov.u32 %argus_e, %{};\n", timeBaseLow(options_.timeBase));
+          text += scoped ? fmt::format("\tsetp.le.and.s32 %argus_ok, %argus_cnt, %argus_l16, {};\n",
+                                       active)
+                         : "\tsetp.le.s32 %argus_ok, %argus_cnt, %argus_l16;\n";
           text += fmt::format(
-              "\tmov.u32 %argus_e, %{2};\n"
-              "\t@{0} mov.u32 %argus_bs, %argus_h{1};\n"
-              "\t@{0} mov.u32 %argus_ic, %argus_i{1};\n",
-              active, k, timeBaseLow(options_.timeBase));
+              "\t@%argus_ok mov.u32 %argus_bs, %argus_h{0};\n"
+              "\t@%argus_ok mov.u32 %argus_ic, %argus_i{0};\n",
+              k);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
         }
@@ -611,13 +623,13 @@ class LowerMarkersToTracePass final : public Pass {
         if (compact) {
           // Place = count while it fits (0 .. 2 cap - 2); past that the record is not stored.
           text += fmt::format(
-              "\tand.pred %argus_st, {0}, %argus_lead;\n"
-              "\tsetp.le.and.u32 %argus_st, %argus_cnt, %argus_l16, %argus_st;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
-              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n"
+              "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_cnt, {0}, %argus_base;\n"
+              "\t{1}add.u32 %argus_cnt, %argus_cnt, 1;\n"
               "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, "
               "%argus_m{3}, %argus_ic}};\n",
-              active, sizeof(trace::CompactRecord), options_.storeCache, k);
+              sizeof(trace::CompactRecord), scoped ? "@" + active + " " : "", options_.storeCache,
+              k);
         } else if (options_.overflow == "clamp") {
           // Branch-free: clamp the slot, tag the record with its sequence number, always count.
           text += fmt::format("\tand.pred %argus_st, {}, %argus_lead;\n", active);

@@ -326,7 +326,10 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
                       "\t@%p1 ret;"),
             std::string::npos)
       << text;
-  EXPECT_EQ(count("setp.le.and.u32 %argus_st, %argus_cnt, %argus_l16, %argus_st;"), 3u);
+  // Unscoped: whether a record fits (and tracing is on: cap 0) is one signed compare.
+  EXPECT_EQ(count("setp.le.s32 %argus_ok, %argus_cnt, %argus_l16;"), 1u + 3u);
+  EXPECT_EQ(count("@%argus_ok mov.u32 %argus_h"), 3u);
+  EXPECT_EQ(count("\tadd.u32 %argus_cnt, %argus_cnt, 1;"), 3u);
   // a's role is its own, b inherits it, c has none: all three meta words at the entry.
   const size_t firstBegin = text.find("// argus trace: begin");
   ASSERT_NE(firstBegin, std::string::npos);
@@ -338,6 +341,22 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   const auto& map = result->traceMap["k"];
   EXPECT_EQ(map["record_layout"], "compact");
   EXPECT_EQ(result->statistics["lower_markers_to_trace"]["closing_records"], 2);
+}
+
+// Scoped: the record also needs its occurrence in scope, and the begin timer read is not
+// predicated (an occurrence may be in scope when the last one was not).
+TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
+  ptx::Module module =
+      fromText("\t// @argus begin a iter=%r1\n\t// @argus end a\n", "\t.reg .b32 %r<4>;\n");
+  auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                optionsFor("iter=2..3", {{"record_layout", "compact"}}));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  EXPECT_NE(text.find("\tmov.u32 %argus_h0, %globaltimer_lo;"), std::string::npos) << text;
+  EXPECT_NE(text.find("setp.le.and.s32 %argus_ok, %argus_cnt, %argus_l16, %argus_s0;"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
 }
 
 // A region whose begin markers carry different roles gets its meta word where it begins.
