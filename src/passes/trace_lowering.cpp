@@ -39,6 +39,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -91,6 +92,25 @@ struct LoweringOptions {
   /// lowering, so not the default. Not with overflow=count or record_store=paired.
   std::string recordLayout = "full";
 
+  /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
+  static Result<void> choice(const nlohmann::json& config, const char* key,
+                             std::initializer_list<std::string_view> choices, std::string& value) {
+    auto it = config.find(key);
+    if (it == config.end()) return {};
+    if (it->is_string() && std::ranges::find(choices, it->get<std::string>()) != choices.end()) {
+      value = it->get<std::string>();
+      return {};
+    }
+    std::string listed;
+    size_t i = 0;
+    for (std::string_view c : choices) {
+      listed += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ", c);
+      ++i;
+    }
+    return fail("passes",
+                fmt::format("{}: option {} is {}; use {}", kPassName, key, it->dump(), listed));
+  }
+
   static Result<LoweringOptions> fromConfig(const nlohmann::json& config) {
     LoweringOptions o;
     if (!config.is_object()) return o;
@@ -114,37 +134,11 @@ struct LoweringOptions {
       }
       o.capacityHint = it->get<uint32_t>();
     }
-    if (auto it = config.find("store_cache"); it != config.end()) {
-      if (!it->is_string() || (*it != "cs" && *it != "wb" && *it != "cg")) {
-        return fail("passes", fmt::format("{}: option store_cache is {}; use \"cs\", \"wb\" or "
-                                          "\"cg\"",
-                                          kPassName, it->dump()));
-      }
-      o.storeCache = it->get<std::string>();
-    }
-    if (auto it = config.find("overflow"); it != config.end()) {
-      if (!it->is_string() || (*it != "count" && *it != "clamp")) {
-        return fail("passes", fmt::format("{}: option overflow is {}; use \"count\" or \"clamp\"",
-                                          kPassName, it->dump()));
-      }
-      o.overflow = it->get<std::string>();
-    }
-    if (auto it = config.find("record_store"); it != config.end()) {
-      if (!it->is_string() || (*it != "leader" && *it != "paired")) {
-        return fail("passes", fmt::format("{}: option record_store is {}; use \"leader\" or "
-                                          "\"paired\"",
-                                          kPassName, it->dump()));
-      }
-      o.recordStore = it->get<std::string>();
-    }
-    if (auto it = config.find("record_layout"); it != config.end()) {
-      if (!it->is_string() || (*it != "full" && *it != "compact")) {
-        return fail("passes", fmt::format("{}: option record_layout is {}; use \"full\" or "
-                                          "\"compact\"",
-                                          kPassName, it->dump()));
-      }
-      o.recordLayout = it->get<std::string>();
-    }
+    for (auto read : {choice(config, "store_cache", {"cs", "wb", "cg"}, o.storeCache),
+                      choice(config, "overflow", {"count", "clamp"}, o.overflow),
+                      choice(config, "record_store", {"leader", "paired"}, o.recordStore),
+                      choice(config, "record_layout", {"full", "compact"}, o.recordLayout)})
+      if (!read) return std::unexpected(read.error());
     if (o.recordLayout == "compact" && (o.overflow != "clamp" || o.recordStore != "leader")) {
       return fail("passes", fmt::format("{}: record_layout \"compact\" needs overflow \"clamp\" "
                                         "and record_store \"leader\" (the elected lane writes its "
