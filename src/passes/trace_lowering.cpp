@@ -293,31 +293,28 @@ class LowerMarkersToTracePass final : public Pass {
            module.items[at].kind != ptx::TopLevel::Kind::Variable) {
       ++at;
     }
-    if (compact) {
-      // The injection library reads the device record size from here (format.h).
-      ptx::TopLevel layout;
-      layout.kind = ptx::TopLevel::Kind::Variable;
-      layout.variable.linkage = ".visible";
-      layout.variable.stateSpace = ".const";
-      layout.variable.align = 4;
-      layout.variable.type = ".u32";
-      layout.variable.name = trace::kTraceLayoutSymbol;
-      layout.variable.initializer = std::to_string(sizeof(trace::CompactRecord));
-      module.items.insert(module.items.begin() + static_cast<std::ptrdiff_t>(at),
-                          std::move(layout));
-    }
-    ptx::TopLevel decl;
-    decl.kind = ptx::TopLevel::Kind::Variable;
+    // A visible .const variable, inserted at `at`.
+    const auto declare = [&](const char* name, std::string_view type, uint64_t align,
+                             std::vector<std::optional<uint64_t>> dims, std::string initializer) {
+      ptx::TopLevel item;
+      item.kind = ptx::TopLevel::Kind::Variable;
+      item.variable.linkage = ".visible";
+      item.variable.stateSpace = ".const";
+      item.variable.align = align;
+      item.variable.type = type;
+      item.variable.name = name;
+      item.variable.dims = std::move(dims);
+      item.variable.initializer = std::move(initializer);
+      module.items.insert(module.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(item));
+    };
+    // The injection library reads the device record size from here (format.h).
+    if (compact)
+      declare(trace::kTraceLayoutSymbol, ".u32", 4, {},
+              std::to_string(sizeof(trace::CompactRecord)));
     // In the constant bank, so the kernel reads address, capacity and warps per CTA with one
     // cached ld.const at entry instead of a global load followed by two dependent header loads
     // (measured on the H200: the dependent chain cost the first record of every warp ~1 us).
-    decl.variable.linkage = ".visible";
-    decl.variable.stateSpace = ".const";
-    decl.variable.align = 16;
-    decl.variable.type = ".b8";
-    decl.variable.name = trace::kTraceSymbol;
-    decl.variable.dims = {trace::kTraceSymbolBytes};
-    module.items.insert(module.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(decl));
+    declare(trace::kTraceSymbol, ".b8", 16, {trace::kTraceSymbolBytes}, "");
   }
 
   std::string where(const ptx::Function& kernel, const ptx::MarkerSite& site) const {
