@@ -1,5 +1,6 @@
 #include "trace_file.h"
 
+#include <argus/trace/decode.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -206,6 +207,76 @@ TEST(CompactLayout, FillALaunchFileWithTheExpandedCapacity) {
   std::memcpy(&r, bytes.data() + sizeof(TraceHeader), sizeof r);
   EXPECT_EQ(r.begin, 10u);
   EXPECT_EQ(r.end, 20u);
+}
+
+// The same occurrences written in both layouts decode alike: the compact buffer, expanded and
+// put in a launch file, gives the full layout's occurrences (timestamps across the low word's
+// wrap included) and counts what a full compact slot could not keep.
+TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
+  struct Occ {
+    std::uint32_t region;
+    std::uint64_t begin, end;
+    std::uint32_t iteration;
+  };
+  const std::uint64_t base = (7ull << 32) - 300;  // the low word wraps during warp 0's records
+  const std::vector<std::vector<Occ>> warps = {
+      {{0, base, base + 100, 0}, {1, base + 150, base + 250, 0}, {0, base + 260, base + 420, 1}},
+      {{1, base + 10, base + 30, trace::kNoIteration}, {0, base + 40, base + 900, 2}}};
+  const std::uint32_t cap = 4, warpsPerCta = 2, slots = 2, sm = 5;
+  const auto meta = [&](std::uint32_t region) {
+    return trace::kValidBit | (region << 16) | (trace::kNoRole << 12) | sm;
+  };
+  std::vector<TraceRecord> full(slots * cap);
+  std::vector<trace::CompactRecord> compact(slots * 2 * cap);
+  for (std::uint32_t w = 0; w < slots; ++w) {
+    for (std::uint32_t j = 0; j < warps[w].size(); ++j) {
+      const Occ& o = warps[w][j];
+      full[w * cap + j] = {o.begin,         o.end,       meta(o.region),
+                           w / warpsPerCta, o.iteration, (j << 8) | (w % warpsPerCta)};
+      compact[w * 2 * cap + j] = {static_cast<std::uint32_t>(o.begin),
+                                  static_cast<std::uint32_t>(o.end), meta(o.region), o.iteration};
+    }
+    const std::uint64_t exit = base + 1000;
+    compact[w * 2 * cap + 2 * cap - 1] = {
+        static_cast<std::uint32_t>(warps[w].size()), static_cast<std::uint32_t>(exit >> 32),
+        meta(0) | trace::kClosingBit, static_cast<std::uint32_t>(exit)};
+  }
+  auto map = trace::parseTraceMap(nlohmann::json::parse(R"({"argus_trace_map": 1, "kernel": "k",
+      "time_base": "globaltimer", "overflow": "clamp", "regions": [
+      {"index": 0, "path": "a", "parent": null}, {"index": 1, "path": "b", "parent": null}]})"));
+  ASSERT_TRUE(map.has_value()) << map.error().text();
+  const auto decode = [&](TraceHeader header, const std::vector<TraceRecord>& records) {
+    const std::string bytes = launchFileBytes(header, records, true, nullptr);
+    auto decoded = trace::decodeTrace(std::as_bytes(std::span(bytes.data(), bytes.size())), *map);
+    EXPECT_TRUE(decoded.has_value()) << decoded.error().text();
+    return decoded.value_or(trace::DecodedTrace{});
+  };
+  const trace::DecodedTrace a = decode(initialHeader({warpsPerCta, slots, cap, 0}), full);
+  const ExpandedRecords expanded = expandCompactRecords(compact, slots, cap, warpsPerCta);
+  TraceHeader header = initialHeader({warpsPerCta, slots, expanded.capacityPerWarp, 0});
+  header.dropped = expanded.dropped;
+  const trace::DecodedTrace b = decode(header, expanded.records);
+  ASSERT_EQ(a.occurrences.size(), 5u);
+  ASSERT_EQ(b.occurrences.size(), a.occurrences.size());
+  for (std::size_t i = 0; i < a.occurrences.size(); ++i) {
+    const auto &x = a.occurrences[i], &y = b.occurrences[i];
+    EXPECT_EQ(std::tie(x.region, x.begin, x.end, x.sm, x.cta, x.warp, x.iteration, x.role),
+              std::tie(y.region, y.begin, y.end, y.sm, y.cta, y.warp, y.iteration, y.role))
+        << "occurrence " << i;
+  }
+  EXPECT_EQ(a.dropped, 0u);
+  EXPECT_EQ(b.dropped, 0u);
+
+  // One slot of 3 record places for a warp that produced 5: 3 kept, 2 counted as dropped.
+  std::vector<trace::CompactRecord> small(4);
+  for (std::uint32_t j = 0; j < 3; ++j) small[j] = {10 * j, 10 * j + 5, meta(0), j};
+  small[3] = {5, 0, meta(0) | trace::kClosingBit, 100};
+  const ExpandedRecords kept = expandCompactRecords(small, 1, 2, 1);
+  TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
+  smallHeader.dropped = kept.dropped;
+  const trace::DecodedTrace c = decode(smallHeader, kept.records);
+  EXPECT_EQ(c.occurrences.size(), 3u);
+  EXPECT_EQ(c.dropped, 2u);
 }
 
 TEST(JsonString, EscapesControlCharacters) {
