@@ -47,6 +47,9 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
   }
   map.capacityHint = json.value("capacity_hint", 0u);
   map.sequenced = json.value("overflow", std::string("count")) == "clamp";
+  const std::string layout = json.value("record_layout", std::string("full"));
+  if (layout != "full" && layout != "compact") return bad("unknown record_layout `" + layout + "`");
+  map.compactRecords = layout == "compact";
   map.scope = json.value("scope", std::string());
   if (!json.contains("regions") || !json["regions"].is_array()) return bad("`regions` missing");
   for (const auto& r : json["regions"]) {
@@ -98,6 +101,13 @@ Result<DecodedTrace> decodeTrace(std::span<const std::byte> buffer, const TraceM
                                h.version, kTraceVersion)));
   }
   out.dropped = h.dropped;
+  if (map.compactRecords && h.reserved[2] != sizeof(CompactRecord)) {
+    return std::unexpected(traceError(fmt::format(
+        "byte 48: the kernel wrote {}-byte compact records (record_layout=compact) but this "
+        "launch file holds them unexpanded (device record size {}); run the variant under a "
+        "libargus_inject.so that expands them (this build's)",
+        sizeof(CompactRecord), h.reserved[2])));
+  }
   const uint64_t fullRecords = uint64_t{h.capacityPerWarp} * h.warpSlots;
   const uint64_t fullBytes = kHeader + fullRecords * kRecord;
   if (layout == BufferLayout::Auto) {

@@ -223,6 +223,14 @@ TEST(TraceMapParsing, RejectsMalformedMaps) {
       R"({"argus_trace_map":1,"kernel":"k","time_base":"sundial","regions":[]})"));
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("sundial"), std::string::npos);
+  auto layout = parseTraceMap(nlohmann::json::parse(
+      R"({"argus_trace_map":1,"kernel":"k","record_layout":"tiny","regions":[]})"));
+  ASSERT_FALSE(layout.has_value());
+  EXPECT_NE(layout.error().message.find("record_layout `tiny`"), std::string::npos);
+  auto compact = parseTraceMap(nlohmann::json::parse(
+      R"({"argus_trace_map":1,"kernel":"k","record_layout":"compact","regions":[]})"));
+  ASSERT_TRUE(compact.has_value()) << compact.error().text();
+  EXPECT_TRUE(compact->compactRecords);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ struct TraceMap {
   /// Records carry a per-warp sequence number in TraceRecord::warp bits 8..31 and a full slot
   /// overwrites its last record (pass option overflow=clamp); dropped records are counted from it.
   bool sequenced = false;
+  /// The kernel wrote 16-byte records (record_layout=compact), which the injection library
+  /// expands; a launch file whose header does not say so came from a library that cannot.
+  bool compactRecords = false;
   std::vector<Region> regions;     ///< By region index.
   std::vector<std::string> roles;  ///< By role index.
   std::string scope;               ///< Canonical scope text; empty = all.

@@ -11,7 +11,9 @@
 //
 // Launch files written by the injection library are compact by default: reserved[0] holds
 // kCompactMarker ("ARGC") and reserved[1] the number of records that follow, which are only the
-// valid records, slot by slot in append order. With ARGUS_TRACE_FULL=1 reserved[0] is 0 and
+// valid records, slot by slot in append order; reserved[2] is the device's record size when the
+// library expanded 16-byte CompactRecords (record_layout=compact; 0 for full records). With
+// ARGUS_TRACE_FULL=1 reserved[0] is 0 and
 // the whole buffer follows the header.
 //
 // The kernel finds the buffer through the module-scope constant kTraceSymbol (TraceSymbol: the

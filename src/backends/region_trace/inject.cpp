@@ -545,6 +545,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       p.line.capacityPerWarp = expanded.capacityPerWarp;
       records = std::move(expanded.records);
       header.capacityPerWarp = expanded.capacityPerWarp;
+      header.reserved[2] = sizeof(trace::CompactRecord);  // expanded (format.h)
     }
     if (ok) {
       std::uint64_t valid = 0;

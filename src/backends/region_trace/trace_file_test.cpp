@@ -245,17 +245,21 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
       "time_base": "globaltimer", "overflow": "clamp", "regions": [
       {"index": 0, "path": "a", "parent": null}, {"index": 1, "path": "b", "parent": null}]})"));
   ASSERT_TRUE(map.has_value()) << map.error().text();
-  const auto decode = [&](TraceHeader header, const std::vector<TraceRecord>& records) {
+  trace::TraceMap compactMap = *map;
+  compactMap.compactRecords = true;
+  const auto decode = [&](TraceHeader header, const std::vector<TraceRecord>& records,
+                          const trace::TraceMap& with) {
     const std::string bytes = launchFileBytes(header, records, true, nullptr);
-    auto decoded = trace::decodeTrace(std::as_bytes(std::span(bytes.data(), bytes.size())), *map);
+    auto decoded = trace::decodeTrace(std::as_bytes(std::span(bytes.data(), bytes.size())), with);
     EXPECT_TRUE(decoded.has_value()) << decoded.error().text();
     return decoded.value_or(trace::DecodedTrace{});
   };
-  const trace::DecodedTrace a = decode(initialHeader({warpsPerCta, slots, cap, 0}), full);
+  const trace::DecodedTrace a = decode(initialHeader({warpsPerCta, slots, cap, 0}), full, *map);
   const ExpandedRecords expanded = expandCompactRecords(compact, slots, cap, warpsPerCta);
   TraceHeader header = initialHeader({warpsPerCta, slots, expanded.capacityPerWarp, 0});
   header.dropped = expanded.dropped;
-  const trace::DecodedTrace b = decode(header, expanded.records);
+  header.reserved[2] = sizeof(trace::CompactRecord);  // what the library writes after expanding
+  const trace::DecodedTrace b = decode(header, expanded.records, compactMap);
   ASSERT_EQ(a.occurrences.size(), 5u);
   ASSERT_EQ(b.occurrences.size(), a.occurrences.size());
   for (std::size_t i = 0; i < a.occurrences.size(); ++i) {
@@ -274,9 +278,18 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
   const ExpandedRecords kept = expandCompactRecords(small, 1, 2, 1);
   TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
   smallHeader.dropped = kept.dropped;
-  const trace::DecodedTrace c = decode(smallHeader, kept.records);
+  smallHeader.reserved[2] = sizeof(trace::CompactRecord);
+  const trace::DecodedTrace c = decode(smallHeader, kept.records, compactMap);
   EXPECT_EQ(c.occurrences.size(), 3u);
   EXPECT_EQ(c.dropped, 2u);
+
+  // A compact kernel's launch file that no library expanded is refused, not misread.
+  const std::string raw =
+      launchFileBytes(initialHeader({warpsPerCta, slots, cap, 0}), full, true, nullptr);
+  auto refused = trace::decodeTrace(std::as_bytes(std::span(raw.data(), raw.size())), compactMap);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("unexpanded"), std::string::npos)
+      << refused.error().text();
 }
 
 TEST(JsonString, EscapesControlCharacters) {
