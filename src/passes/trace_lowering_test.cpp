@@ -274,22 +274,27 @@ namespace {
 
 // A Triton 3.6 kernel marked with python/argus/triton.py's helpers
 // (tests/data/triton/make_argus_marker_fixture.py): its PTX traces like nvcc's and assembles.
+// Triton's PTX (tests/data/ptx/triton_matmul_tma_argus.ptx), with both record layouts.
 TEST(TraceLowering, TritonKernelWithArgusMarkersAssembles) {
-  ptx::Module module = loadModule(dataDir() / "ptx" / "triton_matmul_tma_argus.ptx");
-  ASSERT_FALSE(HasFailure());
-  auto result = applyTransforms(module, {"lower_markers_to_trace"}, optionsFor("", {}));
-  ASSERT_TRUE(result.has_value()) << result.error().text();
-  const auto& map = result->traceMap["matmul_tma_argus"];
-  ASSERT_EQ(map["regions"].size(), 3u);
-  EXPECT_EQ(map["regions"][1]["path"], "mainloop/iteration");
-  EXPECT_EQ(result->statistics["lower_markers_to_trace"]["records"].get<uint64_t>(), 3u);
-  auto dir = makeTempDir("argus-trace-triton");
-  ASSERT_TRUE(dir.has_value());
-  auto built = assemble(ptx::printModule(module), module.target(), *dir, "traced");
-  fs::remove_all(*dir);
-  if (!built.ok && built.message.find("ptxas failed") == std::string::npos)
-    GTEST_SKIP() << built.message;
-  EXPECT_TRUE(built.ok) << built.message;
+  for (const char* layout : {"full", "compact"}) {
+    ptx::Module module = loadModule(dataDir() / "ptx" / "triton_matmul_tma_argus.ptx");
+    ASSERT_FALSE(HasFailure());
+    auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                  optionsFor("", {{"record_layout", layout}}));
+    ASSERT_TRUE(result.has_value()) << result.error().text();
+    const auto& map = result->traceMap["matmul_tma_argus"];
+    ASSERT_EQ(map["regions"].size(), 3u);
+    EXPECT_EQ(map["regions"][1]["path"], "mainloop/iteration");
+    EXPECT_EQ(map["record_layout"], layout);
+    EXPECT_EQ(result->statistics["lower_markers_to_trace"]["records"].get<uint64_t>(), 3u);
+    auto dir = makeTempDir("argus-trace-triton");
+    ASSERT_TRUE(dir.has_value());
+    auto built = assemble(ptx::printModule(module), module.target(), *dir, "traced");
+    fs::remove_all(*dir);
+    if (!built.ok && built.message.find("ptxas failed") == std::string::npos)
+      GTEST_SKIP() << built.message;
+    EXPECT_TRUE(built.ok) << layout << ": " << built.message;
+  }
 }
 
 }  // namespace
