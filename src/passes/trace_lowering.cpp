@@ -83,11 +83,11 @@ struct LoweringOptions {
   /// end marker. `compact`: one 16-byte CompactRecord (format.h: low 32 bits of both timestamps,
   /// meta, iteration) in half-size places, stored at the end marker from registers no nearby
   /// instruction overwrites (the begin timestamp and the iteration are copied at the end marker
-  /// under the trace-on predicate, so ptxas keeps them apart from the next timer read and the
-  /// loop counter), plus a closing record at every `ret`/`exit` with the warp's record count
-  /// and a whole timestamp; the injection library expands it to full records when it reads the
-  /// buffer back. A full slot keeps its records and drops newer ones (the closing count says how
-  /// many), so the kept ones stay consecutive and their high bits follow one from the next.
+  /// under the record's fits-in-the-slot predicate, so ptxas keeps them apart from the next timer
+  /// read and the loop counter), plus a closing record at every `ret`/`exit` with the warp's record
+  /// count and a whole timestamp; the injection library expands it to full records when it reads
+  /// the buffer back. A full slot keeps its records and drops newer ones (the closing count says
+  /// how many), so the kept ones stay consecutive and their high bits follow one from the next.
   /// Measured as PTX edits of the seed kernels (BENCHMARKS.md, `late16el`): not yet as this
   /// lowering, so not the default. Not with overflow=count or record_store=paired.
   std::string recordLayout = "full";
@@ -466,9 +466,9 @@ class LowerMarkersToTracePass final : public Pass {
         "\tand.b32 %argus_meta, %argus_t0, 255;\n"
         "\tor.b32 %argus_meta, %argus_meta, {:#x};\n",
         trace::kTraceSymbol, sizeof(trace::TraceHeader), trace::kValidBit);
-    if (options_.overflow == "clamp")
-      entry += "\t.reg .b32 %argus_last;\n\tsub.u32 %argus_last, %argus_cap, 1;\n";
     const bool compact = options_.recordLayout == "compact";
+    if (options_.overflow == "clamp" && !compact)  // compact places have their own limit
+      entry += "\t.reg .b32 %argus_last;\n\tsub.u32 %argus_last, %argus_cap, 1;\n";
     // compact: a region's meta word is the same at every occurrence when its begin markers fix
     // its role (their own, none, or one inherited from a region whose role is fixed): then it
     // is computed once here instead of at every begin marker.
@@ -724,8 +724,8 @@ class LowerMarkersToTracePass final : public Pass {
         if (compact && body[i].kind == Statement::Kind::Instruction &&
             (body[i].instruction.baseOpcode() == "ret" ||
              body[i].instruction.baseOpcode() == "exit")) {
-          // Also before a guarded one: when it is not taken, the next record or closing record
-          // takes the same place.
+          // Also before a guarded one: when it is not taken, a later closing record rewrites the
+          // same place.
           out.insert(out.end(), closing.begin(), closing.end());
           ++closingSites_;
         }

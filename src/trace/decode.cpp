@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <set>
@@ -103,10 +104,11 @@ Result<DecodedTrace> decodeTrace(std::span<const std::byte> buffer, const TraceM
   out.dropped = h.dropped;
   if (map.compactRecords && h.reserved[2] != sizeof(CompactRecord)) {
     return std::unexpected(traceError(fmt::format(
-        "byte 48: the kernel wrote {}-byte compact records (record_layout=compact) but this "
+        "byte {}: the kernel wrote {}-byte compact records (record_layout=compact) but this "
         "launch file holds them unexpanded (device record size {}); run the variant under a "
         "libargus_inject.so that expands them (this build's)",
-        sizeof(CompactRecord), h.reserved[2])));
+        offsetof(TraceHeader, reserved) + 2 * sizeof(h.reserved[0]), sizeof(CompactRecord),
+        h.reserved[2])));
   }
   const uint64_t fullRecords = uint64_t{h.capacityPerWarp} * h.warpSlots;
   const uint64_t fullBytes = kHeader + fullRecords * kRecord;

@@ -13,8 +13,7 @@
 // kCompactMarker ("ARGC") and reserved[1] the number of records that follow, which are only the
 // valid records, slot by slot in append order; reserved[2] is the device's record size when the
 // library expanded 16-byte CompactRecords (record_layout=compact; 0 for full records). With
-// ARGUS_TRACE_FULL=1 reserved[0] is 0 and
-// the whole buffer follows the header.
+// ARGUS_TRACE_FULL=1 reserved[0] is 0 and the whole buffer follows the header.
 //
 // The kernel finds the buffer through the module-scope constant kTraceSymbol (TraceSymbol: the
 // header's device address, capacityPerWarp and warpsPerCta, 16 bytes in the constant bank),
@@ -97,9 +96,9 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // goes to place j while j <= 2 cap - 2; a full slot stores no more. At every exit of the kernel
 // the warp writes a closing record into the slot's last place, 2 cap - 1: the count of records
 // it produced (its elected lane's count) and a whole 64-bit timestamp (the last exit's), from
-// which the timestamps' high bits follow going back one record at a time. That needs each record's
-// end less than 2^32 timer units before the next one's (or the exit's) and each region shorter
-// than that: 4.29 s with globaltimer, about 2 s with clock64. The injection library turns a
+// which the timestamps' high bits follow going back one record at a time. That needs each
+// record's end less than 2^32 timer units before the next one's (or the exit's) and each region
+// shorter than that: 4.29 s with globaltimer, about 2 s with clock64. The injection library turns a
 // compact buffer into TraceRecords when it reads it back (inject::expandCompactRecords), so
 // launch files and the decoder see one format; records it cannot place are added to
 // header.dropped. A module whose kernels write this layout defines kTraceLayoutSymbol =

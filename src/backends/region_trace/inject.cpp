@@ -40,9 +40,9 @@
 //                             and giving up to turn_timeline.jsonl ({event, cupti_ns, epoch_ns}:
 //                             set_up_asked, set_up_held, turn_asked, turn_taken,
 //                             traced_launch_returned, trace_written, turn_idle_released,
-//                             exit_handler, turn_released),
-//                             on CUPTI's clock and the system clock both, so that a process's
-//                             phases can be set beside other processes' kernels.
+//                             exit_handler, turn_released), on CUPTI's clock and the system
+//                             clock both, so that a process's phases can be set beside other
+//                             processes' kernels.
 //   ARGUS_GPU_TURN_TEARDOWN=none  the context's teardown holds nothing (default: shared). For
 //                             measuring whether a teardown beside another's work changes it
 //                             (scripts/gpu/turn-experiment.sh).
