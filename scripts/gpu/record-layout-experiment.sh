@@ -5,7 +5,8 @@
 # marker, one 16-byte or one 8-byte store, with or without the streaming cache hint, the halves
 # stored at the markers that know them (split), the end marker's stores deferred to the next
 # begin (deferred); $VARIANTS picks them, `compact` being the trace pass's own
-# record_layout=compact lowering rather than an edit; $KERNELS picks compute|memory|both), prints how many
+# record_layout=compact lowering rather than an edit and `compact+EDIT...` edits of it
+# (bench/trace_overhead/compact_edits.py); $KERNELS picks compute|memory|both), prints how many
 # stores make a later instruction wait for their register reads (bench/trace_overhead/
 # sass_waits.py, no GPU needed), and measures each against trace_free like
 # bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
@@ -24,7 +25,14 @@ rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant full_trace -o $w/full >/dev/null || exit 1
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do
-  if [ "$v" = compact ]; then
+  if [ "${v%%+*}" = compact ] && [ "$v" != compact ]; then
+    # compact+EDIT...: bench/trace_overhead/compact_edits.py on the compact lowering's PTX.
+    [ -d "$w/compact" ] || "$B/argus" build --program $spec --variant full_trace \
+      --pass-option record_layout=compact -o "$w/compact" >"$w/compact.build.log" 2>&1
+    python3 bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx "${v#compact+}" > "$w/$v.ptx" &&
+      "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
+      { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
+  elif [ "$v" = compact ]; then
     # Not an edit: the trace pass's own record_layout=compact lowering (its records are expanded
     # by the injection library, so summarize.py checks them like the full trace's).
     "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=compact \
@@ -55,6 +63,6 @@ for round in 1 2; do
     echo "== $v (round $round)"
     python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_'
     # The lowered compact layout must decode complete, like the full trace.
-    if [ "$v" = compact ] || [ "$v" = full ]; then grep -v '^trace_free:' "$d.check" || echo "$v records complete"; fi
+    if [ "${v%%+*}" = compact ] || [ "$v" = full ]; then grep -v '^trace_free:' "$d.check" || echo "$v records complete"; fi
   done
 done

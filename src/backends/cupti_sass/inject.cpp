@@ -33,7 +33,8 @@
 //   ARGUS_SASS_ENABLE_AT        launch (default: at the first selected launch) | context (when
 //                               a context is created; every kernel of it is then patched).
 //   ARGUS_CUPTI_INIT            early (default: CUPTI's profiler initialisation starts on its own
-//                               thread at injection) | inline (at the first configuration).
+//                               thread at the program's first driver call after cuInit) |
+//                               inline (at the first configuration).
 //   ARGUS_SASS_FLUSH            deferred (default: a launch's records are flushed when the next
 //                               launch starts, the context is destroyed or the process exits) |
 //                               launch (in the launch's own exit callback; counts read 0 on
@@ -165,9 +166,11 @@ struct State {
   bool sassAtContext = false;    ///< Enable SASS metrics when a context is created, not at launch.
   bool sassFlushInExit = false;  ///< Flush in the launch's own exit callback (not deferred).
   bool profilerInitialized = false;
-  /// cuptiProfilerInitialize started on its own thread by InitializeInjection (ARGUS_CUPTI_INIT=
-  /// early): its result and how long it took. Invalid when it runs inline at the first
-  /// configuration instead.
+  /// ARGUS_CUPTI_INIT=early: cuptiProfilerInitialize is to start on its own thread once cuInit
+  /// has returned (startEarlyProfilerInit).
+  bool earlyProfilerInitWanted = false;
+  /// That thread's result and how long it took. Invalid until it starts, and when it runs
+  /// inline at the first configuration instead.
   std::shared_future<std::pair<CUptiResult, double>> earlyProfilerInit;
   bool earlyProfilerInitTimedOut = false;  ///< The wait for it gave up (every device then fails).
   bool metricsListed = false;
@@ -360,6 +363,30 @@ CUptiResult initializeProfiler() {
   return vendor().cuptiProfilerInitialize(&params);
 }
 
+/// ARGUS_CUPTI_INIT=early: starts cuptiProfilerInitialize on its own thread, once. Called from
+/// the first driver call that follows cuInit (kAfterInitCallbacks) or a context's creation,
+/// never from InitializeInjection: started there, inside cuInit, it crashed the process with
+/// SIGSEGV in 5 of 80 runs on the H200 (CUDA 13.0, driver 580; scripts/gpu/
+/// cupti-init-stress.sh), against 0 of 80 inline.
+void startEarlyProfilerInit() {
+  std::lock_guard lock(gState->mutex);
+  if (!gState->earlyProfilerInitWanted || gState->earlyProfilerInit.valid()) return;
+  gState->earlyProfilerInitWanted = false;
+  try {
+    gState->earlyProfilerInit =
+        std::async(std::launch::async, [] {
+          const auto start = std::chrono::steady_clock::now();
+          const CUptiResult result = initializeProfiler();
+          return std::pair{result, std::chrono::duration<double, std::milli>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count()};
+        }).share();
+  } catch (const std::system_error& e) {
+    reportError(std::string("no thread for the early profiler initialisation (") + e.what() +
+                "); it runs at the first configuration");
+  }
+}
+
 /// cuptiSassMetricsSetConfig for `device`, once. False when it failed (reported once).
 bool configureSassDevice(int device) {
   const VendorApi& api = vendor();
@@ -374,6 +401,7 @@ bool configureSassDevice(int device) {
     return false;
   }
   if (!gState->profilerInitialized) {
+    gState->earlyProfilerInitWanted = false;  // no thread from now on
     if (gState->earlyProfilerInit.valid()) {
       const auto start = std::chrono::steady_clock::now();
       // The thread takes no lock of ours, so waiting here while holding gState->mutex is safe.
@@ -847,6 +875,15 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
 
+/// Driver calls a program makes after cuInit has returned and before (or while) it gets its
+/// first context: the first of them starts the early profiler initialisation.
+constexpr CUpti_CallbackId kAfterInitCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,         CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRetain, CUPTI_DRIVER_TRACE_CBID_cuCtxCreate,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v2,           CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v3,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxCreate_v4,
+};
+
 void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   PendingLaunch& p = tPending;
   p = PendingLaunch{};
@@ -964,6 +1001,7 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
     saveCubin(static_cast<const CUpti_ModuleResourceData*>(data->resourceDescriptor));
     return;
   }
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) startEarlyProfilerInit();
   std::lock_guard lock(gState->mutex);
   if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     ContextState& c = contextState(data->context);
@@ -991,7 +1029,9 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
   try {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-      if (cb->callbackSite == CUPTI_API_ENTER) {
+      if (std::ranges::find(kAfterInitCallbacks, cbid) != std::end(kAfterInitCallbacks)) {
+        if (cb->callbackSite == CUPTI_API_ENTER) startEarlyProfilerInit();
+      } else if (cb->callbackSite == CUPTI_API_ENTER) {
         LaunchArgs args;
         if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
       } else {
@@ -1156,28 +1196,14 @@ int initialize() {
   }
   // CUPTI's profiler initialisation takes 80-100 ms on the H200 (CUDA 13.0, driver 580), most
   // of a SASS-metrics collection's added time (bench/pc_overhead). It needs no context, so it
-  // starts now, before any callback can configure a device, on its own thread and overlaps the
-  // program's context creation and host set-up; the first configuration waits for it.
-  // ARGUS_CUPTI_INIT=inline runs it there instead.
+  // starts at the program's first driver call after cuInit, before any callback can configure a
+  // device, on its own thread, and overlaps the program's context creation and host set-up; the
+  // first configuration waits for it. ARGUS_CUPTI_INIT=inline runs it there instead.
   const char* initMode = std::getenv("ARGUS_CUPTI_INIT");
   const std::string init = initMode == nullptr ? "early" : initMode;
   if (init != "early" && init != "inline")
     reportError("ARGUS_CUPTI_INIT=" + init + " is not early or inline; using early");
-  if (sass && init != "inline") {
-    try {
-      state->earlyProfilerInit =
-          std::async(std::launch::async, [] {
-            const auto start = std::chrono::steady_clock::now();
-            const CUptiResult result = initializeProfiler();
-            return std::pair{result, std::chrono::duration<double, std::milli>(
-                                         std::chrono::steady_clock::now() - start)
-                                         .count()};
-          }).share();
-    } catch (const std::system_error& e) {
-      reportError(std::string("no thread for the early profiler initialisation (") + e.what() +
-                  "); it runs at the first configuration");
-    }
-  }
+  state->earlyProfilerInitWanted = sass && init != "inline";
   if (!check(api.cuptiSubscribe(&state->subscriber, onCallback, nullptr), "cuptiSubscribe")) {
     reportError("collecting nothing (another CUPTI subscriber, e.g. a profiler, may be attached)");
     gState = nullptr;
@@ -1189,6 +1215,13 @@ int initialize() {
     ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                "cuptiEnableCallback (launch)") &&
          ok;
+  }
+  if (state->earlyProfilerInitWanted) {
+    for (const CUpti_CallbackId cbid : kAfterInitCallbacks) {
+      ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                 "cuptiEnableCallback (after cuInit)") &&
+           ok;
+    }
   }
   if (!ok) {
     api.cuptiUnsubscribe(state->subscriber);
