@@ -80,16 +80,18 @@ struct LoweringOptions {
   /// so it is not the default. Needs `clamp`.
   std::string recordStore = "leader";
   /// Device record layout. `full` (default): the 32-byte TraceRecord, two 16-byte stores at the
-  /// end marker. `compact`: one 16-byte CompactRecord (format.h: low 32 bits of both timestamps,
-  /// meta, iteration) in half-size places, stored at the end marker from registers no nearby
-  /// instruction overwrites (the begin timestamp and the iteration are copied at the end marker
-  /// under the record's fits-in-the-slot predicate, so ptxas keeps them apart from the next timer
-  /// read and the loop counter), plus a closing record at every `ret`/`exit` with the warp's record
-  /// count and a whole timestamp; the injection library expands it to full records when it reads
-  /// the buffer back. A full slot keeps its records and drops newer ones (the closing count says
-  /// how many), so the kept ones stay consecutive and their high bits follow one from the next.
-  /// Measured as PTX edits of the seed kernels (BENCHMARKS.md, `late16el`): not yet as this
-  /// lowering, so not the default. Not with overflow=count or record_store=paired.
+  /// end marker by an elected lane. `compact`: one 16-byte CompactRecord (format.h: low 32 bits
+  /// of both timestamps, meta, iteration) in half-size places, stored at the end marker by lane
+  /// 0 from registers no nearby instruction overwrites (the begin timestamp and the iteration
+  /// are copied there under a predicate, so ptxas keeps them apart from the next timer read and
+  /// the loop counter), at the place min(count, 2 cap - 3) (no compare before the store), plus
+  /// at every `ret`/`exit` the lanes' highest count and lane 0's closing record with its count
+  /// and a whole timestamp; the injection library expands it to full records when it reads the
+  /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost.
+  /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.2 us per launch of the seed's
+  /// compute kernel at inner 8 against the full layout's +2.5; electing the storing lane at each
+  /// end marker instead of lane 0 cost 0.4 us of it, a fits-in-the-slot compare before the store
+  /// another 0.1-0.4. Not with overflow=count or record_store=paired.
   std::string recordLayout = "full";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
@@ -487,14 +489,14 @@ class LowerMarkersToTracePass final : public Pass {
           at = regions[*at].parent;
         }
       }
-      // Places of 16 bytes: records in 0 .. 2 cap - 2 (later ones are not stored), the closing
-      // record in the last place, 2 cap - 1. The begin-timestamp and iteration copies start
-      // defined.
+      // Places of 16 bytes: records in 0 .. 2 cap - 3 (%argus_l16; later ones all go to the
+      // last of them), the highest count of any lane in 2 cap - 2, the closing record in
+      // 2 cap - 1 (the injection library makes cap at least 2). The begin-timestamp and
+      // iteration copies start defined.
       entry += fmt::format(
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
-          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
-          "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 2;\n"
-          "\tsetp.le.s32 %argus_ok, %argus_cnt, %argus_l16;\n"
+          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n\t.reg .pred %argus_w;\n"
+          "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
           "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
           n);
       for (uint32_t k = 0; k < n; ++k) entry += fmt::format("\tmov.u32 %argus_h{}, 0;\n", k);
@@ -530,6 +532,14 @@ class LowerMarkersToTracePass final : public Pass {
       entry += "\tshr.u32 %argus_t2, %argus_warp, 2;\n";
       staticClause(query::Coordinate::Warpgroup, "%argus_t2");
     }
+    // compact: lane 0 stores the warp's records, with its own count (%argus_w: lane 0 and
+    // tracing on). Not an election: the lane elected at a marker need not be the one of the
+    // last (elect.sync only promises the same lane for the same mask), and electing at every end
+    // marker cost 0.4 µs of the seed kernel's 1.2 (BENCHMARKS.md). Lanes that run a marker lane
+    // 0 does not run are found at the exit (the closing record below).
+    if (compact)
+      entry +=
+          "\tmov.u32 %argus_t1, %laneid;\n\tsetp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;\n";
     // `launch` is selected on the host (which launches get a buffer), so it is always true here.
 
     const bool elect = smVersion(target_) >= 90;
@@ -580,11 +590,7 @@ class LowerMarkersToTracePass final : public Pass {
           }
         }
         if (compact) {
-          // Unscoped, under %argus_ok as the last end marker left it (a record may still fit):
-          // a predicated definition gets a register of its own, not one the last record's store
-          // is still reading. A scoped occurrence may be in scope when the last one was not.
-          text += fmt::format("\t{}mov.u32 %argus_h{}, %{};\n", scoped ? "" : "@%argus_ok ", k,
-                              timeBaseLow(options_.timeBase));
+          text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
         } else {
           text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
         }
@@ -592,88 +598,83 @@ class LowerMarkersToTracePass final : public Pass {
         const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
         text += fmt::format("\t// argus trace: end {} (region {})\n", region.path, k);
         if (compact) {
-          // The stored begin timestamp and iteration are copies made here, under the predicate:
-          // registers of their own, which the next begin marker's timer read and the program's
-          // loop counter do not overwrite right after the store (ptxas would make them wait for
-          // the store's register reads).
-          // %argus_ok: this record fits (place = count <= 2 cap - 2, signed: with tracing off
-          // cap is 0 and nothing fits, so the unscoped form needs no %argus_on here) and is in
-          // scope.
-          text += fmt::format("\tmov.u32 %argus_e, %{};\n", timeBaseLow(options_.timeBase));
-          text += scoped ? fmt::format("\tsetp.le.and.s32 %argus_ok, %argus_cnt, %argus_l16, {};\n",
-                                       active)
-                         : "\tsetp.le.s32 %argus_ok, %argus_cnt, %argus_l16;\n";
+          // The stored begin timestamp and iteration are copies made here, predicated: registers
+          // of their own, which the next begin marker's timer read and the program's loop
+          // counter do not overwrite right after the store (ptxas would make them wait for the
+          // store's register reads). The place is the count, clamped to the last record place
+          // (the expansion drops what the clamp overwrote): no compare between the end
+          // timestamp and the store.
           text += fmt::format(
-              "\t@%argus_ok mov.u32 %argus_bs, %argus_h{0};\n"
-              "\t@%argus_ok mov.u32 %argus_ic, %argus_i{0};\n",
-              k);
+              "\tmov.u32 %argus_e, %{0};\n"
+              "\t@{1} mov.u32 %argus_bs, %argus_h{2};\n"
+              "\t@{1} mov.u32 %argus_ic, %argus_i{2};\n"
+              "\tmin.u32 %argus_t1, %argus_cnt, %argus_l16;\n"
+              "\tmad.wide.u32 %argus_addr, %argus_t1, {3}, %argus_base;\n",
+              timeBaseLow(options_.timeBase), active, k, sizeof(trace::CompactRecord));
+          if (scoped) text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
+          text += fmt::format(
+              "\t{0}add.u32 %argus_cnt, %argus_cnt, 1;\n"
+              "\t@{1} st.global.{2}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, %argus_m{3}, "
+              "%argus_ic}};\n",
+              scoped ? "@" + active + " " : "", scoped ? "%argus_st" : "%argus_w",
+              options_.storeCache, k);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
-        }
-        text += electLeader(elect);
-        if (compact) {
-          // Place = count while it fits (0 .. 2 cap - 2); past that the record is not stored.
-          text += fmt::format(
-              "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_cnt, {0}, %argus_base;\n"
-              "\t{1}add.u32 %argus_cnt, %argus_cnt, 1;\n"
-              "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, "
-              "%argus_m{3}, %argus_ic}};\n",
-              sizeof(trace::CompactRecord), scoped ? "@" + active + " " : "", options_.storeCache,
-              k);
-        } else if (options_.overflow == "clamp") {
-          // Branch-free: clamp the slot, tag the record with its sequence number, always count.
-          text += fmt::format("\tand.pred %argus_st, {}, %argus_lead;\n", active);
-          if (paired) {
-            // Converged warp: lanes 0 and 1 write one half each (below); the leader's two
-            // stores remain for a diverged warp.
+          text += electLeader(elect);
+          if (options_.overflow == "clamp") {
+            // Branch-free: clamp the slot, tag the record with its sequence number, always count.
+            text += fmt::format("\tand.pred %argus_st, {}, %argus_lead;\n", active);
+            if (paired) {
+              // Converged warp: lanes 0 and 1 write one half each (below); the leader's two
+              // stores remain for a diverged warp.
+              text += fmt::format(
+                  "\tsetp.eq.and.u32 %argus_full, %argus_t0, -1, {0};\n"
+                  "\tnot.pred %argus_c, %argus_full;\n"
+                  "\tand.pred %argus_st, %argus_st, %argus_c;\n"
+                  "\tand.pred %argus_c, %argus_full, %argus_pl;\n",
+                  active);
+            }
             text += fmt::format(
-                "\tsetp.eq.and.u32 %argus_full, %argus_t0, -1, {0};\n"
-                "\tnot.pred %argus_c, %argus_full;\n"
-                "\tand.pred %argus_st, %argus_st, %argus_c;\n"
-                "\tand.pred %argus_c, %argus_full, %argus_pl;\n",
-                active);
-          }
-          text += fmt::format(
-              "\tmin.u32 %argus_t1, %argus_cnt, %argus_last;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_t1, {0}, %argus_base;\n"
-              "\tshl.b32 %argus_t2, %argus_cnt, 8;\n"
-              "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n",
-              sizeof(trace::TraceRecord));
-          if (paired) {
-            // One store instruction: each of lanes 0 and 1 selects its half of the record.
+                "\tmin.u32 %argus_t1, %argus_cnt, %argus_last;\n"
+                "\tmad.wide.u32 %argus_addr, %argus_t1, {0}, %argus_base;\n"
+                "\tshl.b32 %argus_t2, %argus_cnt, 8;\n"
+                "\tor.b32 %argus_t2, %argus_t2, %argus_warp;\n",
+                sizeof(trace::TraceRecord));
+            if (paired) {
+              // One store instruction: each of lanes 0 and 1 selects its half of the record.
+              text += fmt::format(
+                  "\tmov.b64 {{%argus_h0, %argus_h1}}, %argus_b{1};\n"
+                  "\tmov.b64 {{%argus_h2, %argus_h3}}, %argus_now;\n"
+                  "\tselp.b32 %argus_d0, %argus_h0, %argus_m{1}, %argus_l0;\n"
+                  "\tselp.b32 %argus_d1, %argus_h1, %argus_cta, %argus_l0;\n"
+                  "\tselp.b32 %argus_d2, %argus_h2, %argus_i{1}, %argus_l0;\n"
+                  "\tselp.b32 %argus_d3, %argus_h3, %argus_t2, %argus_l0;\n"
+                  "\tadd.s64 %argus_a2, %argus_addr, %argus_loff;\n"
+                  "\t@%argus_c st.global.{0}.v4.u32 [%argus_a2], {{%argus_d0, %argus_d1, "
+                  "%argus_d2, %argus_d3}};\n",
+                  options_.storeCache, k);
+            }
             text += fmt::format(
-                "\tmov.b64 {{%argus_h0, %argus_h1}}, %argus_b{1};\n"
-                "\tmov.b64 {{%argus_h2, %argus_h3}}, %argus_now;\n"
-                "\tselp.b32 %argus_d0, %argus_h0, %argus_m{1}, %argus_l0;\n"
-                "\tselp.b32 %argus_d1, %argus_h1, %argus_cta, %argus_l0;\n"
-                "\tselp.b32 %argus_d2, %argus_h2, %argus_i{1}, %argus_l0;\n"
-                "\tselp.b32 %argus_d3, %argus_h3, %argus_t2, %argus_l0;\n"
-                "\tadd.s64 %argus_a2, %argus_addr, %argus_loff;\n"
-                "\t@%argus_c st.global.{0}.v4.u32 [%argus_a2], {{%argus_d0, %argus_d1, "
-                "%argus_d2, %argus_d3}};\n",
-                options_.storeCache, k);
+                "\t@%argus_st st.global.{1}.v2.u64 [%argus_addr], {{%argus_b{2}, %argus_now}};\n"
+                "\t@%argus_st st.global.{1}.v4.u32 [%argus_addr+16], {{%argus_m{2}, %argus_cta, "
+                "%argus_i{2}, %argus_t2}};\n"
+                "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
+                active, options_.storeCache, k);
+          } else {
+            text += fmt::format(
+                "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
+                "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
+                "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
+                "\tand.pred %argus_ov, %argus_ov, %argus_lead;\n"
+                "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
+                "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
+                "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
+                "%argus_i{3}, %argus_warp}};\n"
+                "\t@%argus_ok add.u32 %argus_cnt, %argus_cnt, 1;\n"
+                "\t@%argus_ov red.global.add.u64 [%argus_hdr+{4}], 1;\n",
+                active, sizeof(trace::TraceRecord), options_.storeCache, k,
+                offsetof(trace::TraceHeader, dropped));
           }
-          text += fmt::format(
-              "\t@%argus_st st.global.{1}.v2.u64 [%argus_addr], {{%argus_b{2}, %argus_now}};\n"
-              "\t@%argus_st st.global.{1}.v4.u32 [%argus_addr+16], {{%argus_m{2}, %argus_cta, "
-              "%argus_i{2}, %argus_t2}};\n"
-              "\t@{0} add.u32 %argus_cnt, %argus_cnt, 1;\n",
-              active, options_.storeCache, k);
-        } else {
-          text += fmt::format(
-              "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
-              "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
-              "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
-              "\tand.pred %argus_ov, %argus_ov, %argus_lead;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
-              "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
-              "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
-              "%argus_i{3}, %argus_warp}};\n"
-              "\t@%argus_ok add.u32 %argus_cnt, %argus_cnt, 1;\n"
-              "\t@%argus_ov red.global.add.u64 [%argus_hdr+{4}], 1;\n",
-              active, sizeof(trace::TraceRecord), options_.storeCache, k,
-              offsetof(trace::TraceHeader, dropped));
         }
         ++recordSites_;
       }
@@ -685,22 +686,25 @@ class LowerMarkersToTracePass final : public Pass {
     // inline-asm wrapper) replaced by its code, every other marker removed.
     auto entryStatements = parseSnippet(entry, target_, kPassName);
     if (!entryStatements) return std::unexpected(entryStatements.error());
-    // compact: before every ret/exit, the warp's closing record in the slot's last place, which
-    // no record takes: the elected lane's record count and a whole timestamp (high, low). Lanes
-    // that leave later write it again, so it holds the last exit's time.
+    // compact: before every ret/exit, the highest count of the lanes leaving there into place
+    // 2 cap - 2 (red.max: exits of other lanes may come later), and lane 0's closing record in
+    // the slot's last place, 2 cap - 1: its record count and a whole timestamp (high, low). A
+    // highest count above lane 0's means lanes ran markers lane 0 did not run: the expansion
+    // reports those records as lost.
     std::vector<Statement> closing;
     if (compact) {
       auto parsed = parseSnippet(
-          "\t// argus trace: closing record\n" + electLeader(elect) +
-              fmt::format("\tand.pred %argus_st, %argus_on, %argus_lead;\n"
-                          "\tmad.wide.u32 %argus_addr, %argus_l16, {1}, %argus_base;\n"
-                          "\tmov.u64 %argus_now, %{0};\n"
-                          "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
-                          "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
-                          "\t@%argus_st st.global.{3}.v4.u32 [%argus_addr+{1}], {{%argus_cnt, "
-                          "%argus_t2, %argus_t0, %argus_t1}};\n",
-                          timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
-                          trace::kClosingBit, options_.storeCache),
+          fmt::format("\t// argus trace: closing record\n"
+                      "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
+                      "\tmad.wide.u32 %argus_addr, %argus_t3, {1}, %argus_base;\n"
+                      "\t@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;\n"
+                      "\tmov.u64 %argus_now, %{0};\n"
+                      "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
+                      "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
+                      "\t@%argus_w st.global.{3}.v4.u32 [%argus_addr+{1}], {{%argus_cnt, "
+                      "%argus_t2, %argus_t0, %argus_t1}};\n",
+                      timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
+                      trace::kClosingBit, options_.storeCache),
           target_, kPassName);
       if (!parsed) return std::unexpected(parsed.error());
       closing = std::move(*parsed);

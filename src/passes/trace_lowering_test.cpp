@@ -331,10 +331,21 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
                       "\t@%p1 ret;"),
             std::string::npos)
       << text;
-  // Unscoped: whether a record fits (and tracing is on: cap 0) is one signed compare.
-  EXPECT_EQ(count("setp.le.s32 %argus_ok, %argus_cnt, %argus_l16;"), 1u + 3u);
-  EXPECT_EQ(count("@%argus_ok mov.u32 %argus_h"), 3u);
+  // Unscoped: lane 0 stores (one predicate from the entry), at the clamped place, with no
+  // compare and no election at the end marker; the begin timer reads are not predicated.
+  EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr], {"), 3u) << text;
+  EXPECT_EQ(count("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;"), 1u) << text;
+  EXPECT_EQ(count("min.u32 %argus_t1, %argus_cnt, %argus_l16;"), 3u) << text;
+  EXPECT_EQ(count("sub.u32 %argus_l16, %argus_l16, 3;"), 1u) << text;
+  EXPECT_EQ(count("elect.sync"), 0u) << text;
+  EXPECT_EQ(count("setp.le"), 0u) << text;
+  EXPECT_EQ(count("@%argus_on mov.u32 %argus_h"), 0u) << text;
+  EXPECT_EQ(count("@%argus_ok"), 0u) << text;
+  EXPECT_EQ(count("@%argus_on mov.u32 %argus_bs, %argus_h"), 3u) << text;
   EXPECT_EQ(count("\tadd.u32 %argus_cnt, %argus_cnt, 1;"), 3u);
+  // Every exit raises the highest-count place, and lane 0 closes the slot.
+  EXPECT_EQ(count("@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;"), 2u) << text;
+  EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr+16], {%argus_cnt,"), 2u) << text;
   // a's role is its own, b inherits it, c has none: all three meta words at the entry.
   const size_t firstBegin = text.find("// argus trace: begin");
   ASSERT_NE(firstBegin, std::string::npos);
@@ -348,8 +359,8 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(result->statistics["lower_markers_to_trace"]["closing_records"], 2);
 }
 
-// Scoped: the record also needs its occurrence in scope, and the begin timer read is not
-// predicated (an occurrence may be in scope when the last one was not).
+// Scoped: the record also needs its occurrence in scope (and lane 0); the copies and the count
+// follow the scope.
 TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   ptx::Module module =
       fromText("\t// @argus begin a iter=%r1\n\t// @argus end a\n", "\t.reg .b32 %r<4>;\n");
@@ -358,9 +369,9 @@ TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   ASSERT_TRUE(result.has_value()) << result.error().text();
   const std::string text = ptx::printModule(module);
   EXPECT_NE(text.find("\tmov.u32 %argus_h0, %globaltimer_lo;"), std::string::npos) << text;
-  EXPECT_NE(text.find("setp.le.and.s32 %argus_ok, %argus_cnt, %argus_l16, %argus_s0;"),
-            std::string::npos)
-      << text;
+  EXPECT_NE(text.find("@%argus_s0 mov.u32 %argus_bs, %argus_h0;"), std::string::npos) << text;
+  EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("@%argus_st st.global.cs.v4.u32 [%argus_addr], {"), std::string::npos);
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
 }
 

@@ -7,7 +7,7 @@ the injection library expands when it reads them back), runs both under libargus
 decodes both with `argus trace --json`. The compact run must decode to the same regions with the
 same occurrence counts, per region, iteration and role, nothing dropped or invalid, nested totals
 within their parents', and medians within a factor of two of the full layout's (two runs of the
-same kernel). Run again with 2 records per warp (3 compact places), the kept and the dropped
+same kernel). Run again with 2 records per warp (2 compact record places), the kept and the dropped
 records must add up to what the full layout recorded. Exits 77 (skip) when there is no GPU.
 Usage: compact_layout_test.py ARGUS SOURCE_DIR [INJECT]
 """
@@ -94,7 +94,7 @@ with tempfile.TemporaryDirectory() as work:
         produced = sum(r["duration"]["count"] for r in full["regions"])
         kept = sum(r["duration"]["count"] for r in small["regions"])
         check(kept + small["dropped"] == produced and small["dropped"] > 0,
-              f"{example}, 3 places per warp: {kept} kept + {small['dropped']} dropped, "
+              f"{example}, 2 record places per warp: {kept} kept + {small['dropped']} dropped, "
               f"{produced} produced")
 
 print(f"{len(failures)} checks failed" if failures else "all checks passed")

@@ -90,19 +90,22 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // ---- The compact device layout (lower_markers_to_trace's record_layout=compact) -------------
 //
 // Each warp slot's capacityPerWarp x 32 bytes hold 2 x capacityPerWarp 16-byte CompactRecords,
-// written once per occurrence at the end marker by the elected lane: the low 32 bits of both
-// timestamps, meta and the iteration (one store of four registers instead of the full record's
-// two). CTA and warp follow from the slot, the sequence number from the place in it: record j
-// goes to place j while j <= 2 cap - 2; a full slot stores no more. At every exit of the kernel
-// the warp writes a closing record into the slot's last place, 2 cap - 1: the count of records
-// it produced (its elected lane's count) and a whole 64-bit timestamp (the last exit's), from
-// which the timestamps' high bits follow going back one record at a time. That needs each
-// record's end less than 2^32 timer units before the next one's (or the exit's) and each region
-// shorter than that: 4.29 s with globaltimer, about 2 s with clock64. The injection library turns a
-// compact buffer into TraceRecords when it reads it back (inject::expandCompactRecords), so
-// launch files and the decoder see one format; records it cannot place are added to
-// header.dropped. A module whose kernels write this layout defines kTraceLayoutSymbol =
-// sizeof(CompactRecord).
+// written once per occurrence at the end marker by lane 0 with its own count: the low 32 bits
+// of both timestamps, meta and the iteration (one store of four registers instead of the full
+// record's two). CTA and warp follow from the slot, the sequence number from the place in it:
+// record j goes to place min(j, 2 cap - 3), so when a slot is full its last record place holds
+// the newest record, which the expansion leaves out. At every exit of the kernel the leaving
+// lanes raise place 2 cap - 2's first word to their highest count (red.max), and lane 0 writes
+// a closing record into the slot's last place, 2 cap - 1: its record count and a whole 64-bit
+// timestamp (the last exit's), from which the timestamps' high bits follow going back one
+// record at a time. That needs each record's end less than 2^32 timer units before the next
+// one's (or the exit's) and each region shorter than that: 4.29 s with globaltimer, about 2 s
+// with clock64. A highest count above lane 0's means other lanes ran markers lane 0 did not:
+// those records are lost, and counted. The injection library gives compact kernels a capacity
+// of at least 2 and turns a compact buffer into TraceRecords when it reads it back
+// (inject::expandCompactRecords), so launch files and the decoder see one format; records it
+// cannot place are added to header.dropped. A module whose kernels write this layout defines
+// kTraceLayoutSymbol = sizeof(CompactRecord).
 
 /// Name of the `.const .u32` holding the bytes per device record (16) in compact modules.
 inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";

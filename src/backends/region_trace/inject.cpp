@@ -450,7 +450,12 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
       return;
     }
   }
-  const auto geometry = traceGeometry(args.grid, args.block, gState->capacity, gState->maxBytes);
+  // A compact slot keeps two places for the highest count and the closing record: at least one
+  // 32-byte record's worth more (format.h).
+  const std::uint32_t capacity = info.recordBytes == sizeof(trace::CompactRecord)
+                                     ? std::max(gState->capacity, 2u)
+                                     : gState->capacity;
+  const auto geometry = traceGeometry(args.grid, args.block, capacity, gState->maxBytes);
   p.hold = std::unique_lock(gState->launchMutex);
   if (!geometry) {
     p.line.note = "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
@@ -527,7 +532,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
     }
     if (ok && compactLayout) {
       // One format on disk: the compact device records become full ones (launch files are
-      // then always in the compact file form, whose slots hold 2 cap - 1 records).
+      // then always in the compact file form, whose slots hold 2 cap - 2 records).
       ExpandedRecords expanded = expandCompactRecords(
           compactArea, p.geometry.warpSlots, p.geometry.capacityPerWarp, p.geometry.warpsPerCta);
       std::string lost;
@@ -536,6 +541,11 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                std::to_string(expanded.unclosedSlots) +
                " warps without a closing record left out (their timestamps' high bits are "
                "unknown)";
+      if (expanded.partedSlots != 0)
+        lost += (lost.empty() ? "" : "; ") + std::to_string(expanded.partedRecords) +
+                " records of " + std::to_string(expanded.partedSlots) +
+                " warps lost: other lanes ran markers that lane 0, which stores the compact "
+                "records, did not run";
       if (!lost.empty()) {
         p.line.note += (p.line.note.empty() ? "" : "; ") + lost;
         reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel + "): " + lost);

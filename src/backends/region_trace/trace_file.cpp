@@ -1,5 +1,6 @@
 #include "trace_file.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,9 +54,12 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                      std::uint32_t warpSlots, std::uint32_t capacityPerWarp,
                                      std::uint32_t warpsPerCta) {
   ExpandedRecords out;
+  // Places 0 .. 2 cap - 3: records; 2 cap - 2: the highest count of any lane; 2 cap - 1: the
+  // closing record (format.h).
   const std::uint64_t places = 2 * std::uint64_t{capacityPerWarp};
-  out.capacityPerWarp = static_cast<std::uint32_t>(places > 0 ? places - 1 : 0);
-  if (places < 2 || warpsPerCta == 0) return out;
+  if (places < 4 || warpsPerCta == 0) return out;
+  const std::uint64_t recordPlaces = places - 2;
+  out.capacityPerWarp = static_cast<std::uint32_t>(recordPlaces);
   const auto valid = [](const trace::CompactRecord& r) { return (r.meta & trace::kValidBit) != 0; };
   const auto closes = [](const trace::CompactRecord& r) {
     return (r.meta & trace::kClosingBit) != 0;
@@ -63,24 +67,35 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
   for (std::uint64_t w = 0; w < warpSlots && (w + 1) * places <= area.size(); ++w) {
     const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
     const trace::CompactRecord& close = slot[places - 1];
-    std::uint64_t kept = 0;
-    for (std::uint64_t i = 0; i + 1 < places; ++i) kept += valid(slot[i]) && !closes(slot[i]);
+    const std::uint64_t highest = slot[places - 2].begin;
     if (!valid(close) || !closes(close)) {
-      if (kept > 0) {
+      std::uint64_t written = 0;
+      for (std::uint64_t i = 0; i < recordPlaces; ++i) written += valid(slot[i]) && !closes(slot[i]);
+      if (written > 0 || highest > 0) {
         ++out.unclosedSlots;
-        out.unclosedRecords += kept;
-        out.dropped += kept;
+        out.unclosedRecords += std::max(written, highest);
+        out.dropped += std::max(written, highest);
       }
       continue;
     }
     const std::uint64_t count = close.begin;
+    // Past the record places every record went to the last one: it holds the newest, not the
+    // next in sequence, and is left out with the others that did not fit.
+    const std::uint64_t limit = count > recordPlaces ? recordPlaces - 1 : recordPlaces;
+    std::uint64_t kept = 0;
+    for (std::uint64_t i = 0; i < limit; ++i) kept += valid(slot[i]) && !closes(slot[i]);
     out.dropped += count > kept ? count - kept : 0;
+    if (highest > count) {  // lanes ran markers lane 0, which stores, did not run
+      ++out.partedSlots;
+      out.partedRecords += highest - count;
+      out.dropped += highest - count;
+    }
     // Going back from the closing timestamp: each end is less than 2^32 units before the next.
     std::uint64_t later = (std::uint64_t{close.end} << 32) | close.iteration;
     const std::size_t first = out.records.size();
     out.records.resize(first + kept);
     std::size_t at = first + kept;
-    for (std::uint64_t i = places - 1; i-- > 0;) {
+    for (std::uint64_t i = limit; i-- > 0;) {
       const trace::CompactRecord& r = slot[i];
       if (!valid(r) || closes(r)) continue;
       const std::uint64_t end = later - ((static_cast<std::uint32_t>(later) - r.end) & 0xffffffffu);

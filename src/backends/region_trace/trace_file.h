@@ -54,10 +54,14 @@ struct TraceGeometry {
 /// A compact device buffer's record area (format.h: record_layout=compact) as TraceRecords.
 struct ExpandedRecords {
   std::vector<trace::TraceRecord> records;  ///< Valid records, slot by slot in append order.
-  std::uint32_t capacityPerWarp = 0;        ///< Record places per slot: 2 cap - 1.
+  std::uint32_t capacityPerWarp = 0;        ///< Record places per slot: 2 cap - 2.
   /// Records the warps produced that are not in `records`: past a full slot (the closing
-  /// record's count less the records kept), or in unclosed slots.
+  /// record's count less the records kept), in unclosed slots, or parted (below).
   std::uint64_t dropped = 0;
+  /// Warp slots where some lane ran more markers than lane 0, which stores the records: the
+  /// lanes ran markers lane 0 did not (partedRecords: the highest count less lane 0's).
+  std::uint64_t partedSlots = 0;
+  std::uint64_t partedRecords = 0;
   /// Warp slots with records but no closing record (the warp left by a path that writes none):
   /// their records are left out (in `dropped`), their timestamps' high bits being unknown.
   std::uint64_t unclosedSlots = 0;
@@ -67,7 +71,8 @@ struct ExpandedRecords {
 /// Expands `area` (warpSlots x capacityPerWarp x 32 bytes written as 2 x capacityPerWarp
 /// CompactRecords per slot) into full records: CTA and warp from the slot, the sequence number
 /// (TraceRecord::warp bits 8..31) from the place, the timestamps' high bits from the closing
-/// record in the slot's last place, going back one record at a time.
+/// record in the slot's last place, going back one record at a time. capacityPerWarp is at
+/// least 2 (fewer places hold no record).
 [[nodiscard]] ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                                    std::uint32_t warpSlots,
                                                    std::uint32_t capacityPerWarp,

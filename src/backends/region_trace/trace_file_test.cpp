@@ -137,7 +137,7 @@ TEST(LaunchLine, IsOneJsonObjectWithEscapedNames) {
 }
 
 // A compact buffer of 4 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
-// in places 0..2, the closing record in place 3.
+// in places 0..1, the lanes' highest count in place 2, lane 0's closing record in place 3.
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   std::vector<trace::CompactRecord> area(16);
   const std::uint32_t meta = trace::kValidBit | (3u << 16) | 7u;
@@ -145,29 +145,34 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
     return trace::CompactRecord{count, static_cast<std::uint32_t>(at >> 32),
                                 meta | trace::kClosingBit, static_cast<std::uint32_t>(at)};
   };
-  // Slot 0: two records across the low word's wrap, then the closing record.
+  const auto highest = [](std::uint32_t count) { return trace::CompactRecord{count, 0, 0, 0}; };
+  // Slot 0: two records across the low word's wrap (the places exactly full), then the closing
+  // record.
   area[0] = {0xffffff00u, 0xfffffff0u, meta, 1};
   area[1] = {0x10u, 0x50u, meta, 2};
+  area[2] = highest(2);
   area[3] = closing(2, (5ull << 32) | 0x100u);
-  // Slot 1 (CTA 0, warp 1): five records produced, the first three kept.
+  // Slot 1 (CTA 0, warp 1): five records produced; the last place holds the newest (the clamp),
+  // so only the first is kept.
   area[4] = {100, 110, meta, 0};
-  area[5] = {120, 130, meta, 1};
-  area[6] = {140, 150, meta, 2};
+  area[5] = {140, 150, meta, 4};
+  area[6] = highest(5);
   area[7] = closing(5, (9ull << 32) | 200u);
   // Slot 2 (CTA 1, warp 0): a record but no closing record.
   area[8] = {1, 2, meta, 0};
-  // Slot 3 (CTA 1, warp 1): the closing lane counted fewer records than its warp wrote (lanes
-  // that ran markers alone): every written place is kept, nothing counted as dropped.
+  // Slot 3 (CTA 1, warp 1): other lanes ran 2 markers more than lane 0, which stores.
   area[12] = {10, 20, meta, 0};
-  area[13] = {30, 40, meta, 2};
+  area[14] = highest(3);
   area[15] = closing(1, 50);
 
   const ExpandedRecords out = expandCompactRecords(area, 4, 2, 2);
-  EXPECT_EQ(out.capacityPerWarp, 3u);
+  EXPECT_EQ(out.capacityPerWarp, 2u);
   EXPECT_EQ(out.unclosedSlots, 1u);
   EXPECT_EQ(out.unclosedRecords, 1u);
-  EXPECT_EQ(out.dropped, 2u + 1u);  // past slot 1's places, and slot 2's
-  ASSERT_EQ(out.records.size(), 7u);
+  EXPECT_EQ(out.partedSlots, 1u);
+  EXPECT_EQ(out.partedRecords, 2u);
+  EXPECT_EQ(out.dropped, 4u + 1u + 2u);  // past slot 1's places, slot 2's, slot 3's parted
+  ASSERT_EQ(out.records.size(), 4u);
   const auto& a = out.records[0];
   EXPECT_EQ(a.begin, (4ull << 32) | 0xffffff00u);
   EXPECT_EQ(a.end, (4ull << 32) | 0xfffffff0u);
@@ -179,19 +184,21 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   EXPECT_EQ(b.begin, (5ull << 32) | 0x10u);
   EXPECT_EQ(b.end, (5ull << 32) | 0x50u);
   EXPECT_EQ(b.warp, 1u << 8);
-  for (std::uint32_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(out.records[2 + i].warp, (i << 8) | 1u);
-    EXPECT_EQ(out.records[2 + i].cta, 0u);
-    EXPECT_EQ(out.records[2 + i].end >> 32, 9u);
-  }
-  EXPECT_EQ(out.records[5].warp, (0u << 8) | 1u);
-  EXPECT_EQ(out.records[6].warp, (1u << 8) | 1u);
-  EXPECT_EQ(out.records[5].cta, 1u);
-  EXPECT_EQ(out.records[5].begin, 10u);
-  EXPECT_EQ(out.records[6].end, 40u);
+  const auto& c = out.records[2];
+  EXPECT_EQ(c.warp, (0u << 8) | 1u);
+  EXPECT_EQ(c.cta, 0u);
+  EXPECT_EQ(c.begin, (9ull << 32) | 100u);
+  EXPECT_EQ(c.iteration, 0u);
+  const auto& d = out.records[3];
+  EXPECT_EQ(d.warp, (0u << 8) | 1u);
+  EXPECT_EQ(d.cta, 1u);
+  EXPECT_EQ(d.begin, 10u);
+  EXPECT_EQ(d.end, 20u);
+  // Fewer than 4 places hold no record: nothing is read.
+  EXPECT_TRUE(expandCompactRecords(std::span(area).first(2), 1, 1, 1).records.empty());
 }
 
-// The expanded records make a compact launch file whose slots hold 2 cap - 1 records.
+// The expanded records make a compact launch file whose slots hold 2 cap - 2 records.
 TEST(CompactLayout, FillALaunchFileWithTheExpandedCapacity) {
   std::vector<trace::CompactRecord> area(4);
   const std::uint32_t meta = trace::kValidBit;
@@ -237,6 +244,7 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
                                   static_cast<std::uint32_t>(o.end), meta(o.region), o.iteration};
     }
     const std::uint64_t exit = base + 1000;
+    compact[w * 2 * cap + 2 * cap - 2] = {static_cast<std::uint32_t>(warps[w].size()), 0, 0, 0};
     compact[w * 2 * cap + 2 * cap - 1] = {
         static_cast<std::uint32_t>(warps[w].size()), static_cast<std::uint32_t>(exit >> 32),
         meta(0) | trace::kClosingBit, static_cast<std::uint32_t>(exit)};
@@ -271,17 +279,21 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
   EXPECT_EQ(a.dropped, 0u);
   EXPECT_EQ(b.dropped, 0u);
 
-  // One slot of 3 record places for a warp that produced 5: 3 kept, 2 counted as dropped.
-  std::vector<trace::CompactRecord> small(4);
+  // One slot of 4 record places (capacity 3) for a warp that produced 6: records 0..2 kept, the
+  // last place (the newest, record 5) left out, 3 counted as dropped.
+  std::vector<trace::CompactRecord> small(6);
   for (std::uint32_t j = 0; j < 3; ++j) small[j] = {10 * j, 10 * j + 5, meta(0), j};
-  small[3] = {5, 0, meta(0) | trace::kClosingBit, 100};
-  const ExpandedRecords kept = expandCompactRecords(small, 1, 2, 1);
+  small[3] = {50, 55, meta(0), 5};
+  small[4] = {6, 0, 0, 0};
+  small[5] = {6, 0, meta(0) | trace::kClosingBit, 100};
+  const ExpandedRecords kept = expandCompactRecords(small, 1, 3, 1);
   TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
   smallHeader.dropped = kept.dropped;
   smallHeader.reserved[2] = sizeof(trace::CompactRecord);
   const trace::DecodedTrace c = decode(smallHeader, kept.records, compactMap);
-  EXPECT_EQ(c.occurrences.size(), 3u);
-  EXPECT_EQ(c.dropped, 2u);
+  ASSERT_EQ(c.occurrences.size(), 3u);
+  EXPECT_EQ(c.occurrences.back().iteration, 2u);
+  EXPECT_EQ(c.dropped, 3u);
 
   // A compact kernel's launch file that no library expanded is refused, not misread.
   const std::string raw =
