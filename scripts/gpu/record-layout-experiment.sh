@@ -22,7 +22,7 @@ spec=bench/trace_overhead/argus.yaml
 w=/tmp/record-layout
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
-"$B/argus" build --program $spec --variant full_trace -o $w/full >/dev/null || exit 1
+"$B/argus" build --program $spec --variant full_trace --pass-option record_layout=full -o $w/full >/dev/null || exit 1
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do
   if [ "${v%%+*}" = compact ] && [ "$v" != compact ]; then

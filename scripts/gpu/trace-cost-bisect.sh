@@ -20,7 +20,7 @@ spec=bench/trace_overhead/argus.yaml
 w=/tmp/bisect
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
-"$B/argus" build --program $spec --variant full_trace -o $w/full >/dev/null || exit 1
+"$B/argus" build --program $spec --variant full_trace --pass-option record_layout=full -o $w/full >/dev/null || exit 1
 ptx=$w/full/seed_kernel.ptx
 sed -e 's/mov.u64 %argus_now, %globaltimer;/mov.u64 %argus_now, 7;/' \
     -e 's/mov.u64 %argus_b\([0-9]*\), %globaltimer;/mov.u64 %argus_b\1, 3;/' $ptx > $w/notimer.ptx

@@ -79,8 +79,9 @@ struct LoweringOptions {
   /// is not yet measured or checked on a GPU (scripts/gpu/record-store-experiment.sh does both),
   /// so it is not the default. Needs `clamp`.
   std::string recordStore = "leader";
-  /// Device record layout. `full` (default): the 32-byte TraceRecord, two 16-byte stores at the
-  /// end marker by an elected lane. `compact`: one 16-byte CompactRecord (format.h: low 32 bits
+  /// Device record layout. `full`: the 32-byte TraceRecord, two 16-byte stores at the end
+  /// marker by an elected lane (the layout when overflow=count or record_store=paired is asked
+  /// for without a layout). `compact` (default): one 16-byte CompactRecord (format.h: low 32 bits
   /// of both timestamps, meta, iteration) in half-size places, stored at the end marker by lane
   /// 0 from registers no nearby instruction overwrites (the begin timestamp and the iteration
   /// are copied there under a predicate, so ptxas keeps them apart from the next timer read and
@@ -92,7 +93,7 @@ struct LoweringOptions {
   /// compute kernel at inner 8 against the full layout's +2.5; electing the storing lane at each
   /// end marker instead of lane 0 cost 0.4 us of it, a fits-in-the-slot compare before the store
   /// another 0.1-0.4. Not with overflow=count or record_store=paired.
-  std::string recordLayout = "full";
+  std::string recordLayout = "compact";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
   static Result<void> choice(const nlohmann::json& config, const char* key,
@@ -141,10 +142,14 @@ struct LoweringOptions {
                       choice(config, "record_store", {"leader", "paired"}, o.recordStore),
                       choice(config, "record_layout", {"full", "compact"}, o.recordLayout)})
       if (!read) return std::unexpected(read.error());
+    // The full layout's own options choose it when no layout is named.
+    if (!config.contains("record_layout") && (o.overflow != "clamp" || o.recordStore != "leader"))
+      o.recordLayout = "full";
     if (o.recordLayout == "compact" && (o.overflow != "clamp" || o.recordStore != "leader")) {
       return fail("passes", fmt::format("{}: record_layout \"compact\" needs overflow \"clamp\" "
-                                        "and record_store \"leader\" (the elected lane writes its "
-                                        "records, and its closing record counts the dropped ones)",
+                                        "and record_store \"leader\" (lane 0 writes its records, "
+                                        "and its closing record counts the dropped ones); add "
+                                        "record_layout=full for the others",
                                         kPassName));
     }
     if (o.recordStore == "paired" && o.overflow != "clamp") {

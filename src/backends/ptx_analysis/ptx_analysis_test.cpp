@@ -33,6 +33,7 @@ json traceMapOf(const std::string& ptx, const std::string& kernel) {
   EXPECT_TRUE(module);
   passes::TransformOptions options;
   options.kernel = kernel;
+  options.config = {{"record_layout", "full"}};  // referenceBundle writes full records
   auto result = passes::applyTransforms(*module, {"lower_markers_to_trace"}, options);
   EXPECT_TRUE(result) << result.error().text();
   return result->traceMap;

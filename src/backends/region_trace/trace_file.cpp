@@ -70,7 +70,8 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::uint64_t highest = slot[places - 2].begin;
     if (!valid(close) || !closes(close)) {
       std::uint64_t written = 0;
-      for (std::uint64_t i = 0; i < recordPlaces; ++i) written += valid(slot[i]) && !closes(slot[i]);
+      for (std::uint64_t i = 0; i < recordPlaces; ++i)
+        written += valid(slot[i]) && !closes(slot[i]);
       if (written > 0 || highest > 0) {
         ++out.unclosedSlots;
         out.unclosedRecords += std::max(written, highest);
