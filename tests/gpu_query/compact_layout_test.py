@@ -2,8 +2,8 @@
 """GPU test of the trace pass's compact record layout (record_layout=compact) end to end.
 
 For three examples (TMA GEMM, nested regions, warp-specialized GEMM) Argus builds the full-trace
-variant twice, with the default 32-byte records and with record_layout=compact (16-byte records
-the injection library expands when it reads them back), runs both under libargus_inject.so and
+variant twice, with 32-byte records (record_layout=full) and with record_layout=compact (16-byte
+records the injection library expands when it reads them back), runs both under libargus_inject.so and
 decodes both with `argus trace --json`. The compact run must decode to the same regions with the
 same occurrence counts, per region, iteration and role, nothing dropped or invalid, nested totals
 within their parents', and medians within a factor of two of the full layout's (two runs of the
