@@ -5,7 +5,7 @@
 # marker, one 16-byte or one 8-byte store, with or without the streaming cache hint, the halves
 # stored at the markers that know them (split), the end marker's stores deferred to the next
 # begin (deferred); $VARIANTS picks them, `compact` being the trace pass's own
-# record_layout=compact lowering rather than an edit and `compact+EDIT...` edits of it
+# record_layout=compact lowering rather than an edit and `compact+EDIT` edits of it
 # (bench/trace_overhead/compact_edits.py); $KERNELS picks compute|memory|both), prints how many
 # stores make a later instruction wait for their register reads (bench/trace_overhead/
 # sass_waits.py, no GPU needed), and measures each against trace_free like
@@ -26,7 +26,7 @@ rm -rf "$w"; mkdir -p "$w"
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do
   if [ "${v%%+*}" = compact ] && [ "$v" != compact ]; then
-    # compact+EDIT...: bench/trace_overhead/compact_edits.py on the compact lowering's PTX.
+    # compact+EDIT: bench/trace_overhead/compact_edits.py on the compact lowering's PTX.
     [ -d "$w/compact" ] || "$B/argus" build --program $spec --variant full_trace \
       --pass-option record_layout=compact -o "$w/compact" >"$w/compact.build.log" 2>&1
     python3 bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx "${v#compact+}" > "$w/$v.ptx" &&
