@@ -14,6 +14,7 @@ the default; bench/trace_overhead/argus.yaml). The edits are for timing
   redux  every active lane stores, at the highest count of the active lanes (redux.sync.max
          before the place is taken), and all of them continue from it: the lanes' counters meet
          again at every end marker they run together.
+  nored  the lowering as it is, without the exits' red.global.max of the highest count.
 
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
@@ -30,8 +31,13 @@ def edit(lines, what):
     out = []
     for line in lines:
         t = line.strip()
-        if t.startswith(STORE):
+        if t.startswith(STORE) and what != 'nored':
             out.append(line.replace('@%argus_w ', '@%argus_on '))
+            continue
+        if t.startswith('@%argus_on red.global.max.u32') and what == 'nored':
+            continue
+        if t.startswith(STORE) and what == 'nored':
+            out.append(line)
             continue
         if t == PLACE and what == 'redux':
             out += ['\tactivemask.b32 %argus_t0;',
@@ -42,8 +48,8 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
-    if what not in ('all', 'redux'):
-        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: all, redux')
+    if what not in ('all', 'redux', 'nored'):
+        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: all, redux, nored')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels')
     print('\n'.join(edit(text.split('\n'), what)))
