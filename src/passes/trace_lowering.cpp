@@ -14,11 +14,11 @@
 //   else the enclosing region's) into `%argus_m<k>`, for scoped variants the scope predicate
 //   `%argus_s<k>`, and *last* the begin timestamp `%argus_b<k>`, so that the bookkeeping is not
 //   timed.
-// - End marker of region k: *first* the end timestamp, then one leader lane (the lowest active
-//   lane: elect.sync on sm_90+, %lanemask_lt otherwise) stores the record with two 16-byte
-//   predicated stores (st.global.cs: evict-first, the buffer is never re-read on the device); all
-//   lanes advance the counter so it stays warp-uniform; a full slot adds 1 to header.dropped
-//   with one red.global (leader only). No branches: the instrumentation does not split blocks.
+// - End marker of region k: *first* the end timestamp, then lane 0 stores the record with two
+//   16-byte predicated stores (st.global.cs: evict-first, the buffer is never re-read on the
+//   device); every lane that runs the marker advances its counter; a full slot adds 1 to
+//   header.dropped with one red.global (lane 0 only). No branches: the instrumentation does not
+//   split blocks. The default record layout, `compact`, differs (option record_layout below).
 //
 // Time base (option `time_base`): `globaltimer` (default; nanoseconds, comparable across SMs, but
 // updated with a coarse granularity on some GPUs) or `clock64` (SM cycles, fine-grained, only
@@ -71,16 +71,16 @@ struct LoweringOptions {
   /// header.dropped (an atomic that ptxas wraps in a convergence region). Measured on the H200
   /// (seed benchmark, same session): clamp added 0.6-1.4 us less per launch of 64 occurrences.
   std::string overflow = "clamp";
-  /// Who writes a record's two 16-byte halves. `leader` (default): the leader lane, with two
-  /// store instructions. `paired`: when the whole warp is converged, lanes 0 and 1 write one half
-  /// each with a single store instruction (a diverged warp falls back to `leader`). Measured on
-  /// the H200 (BENCHMARKS.md, bisection): each record store instruction costs ~1 us per launch of
-  /// 64 occurrences; timers, election and the counter cost nothing measurable. `paired` itself
-  /// is not yet measured or checked on a GPU (scripts/gpu/record-store-experiment.sh does both),
-  /// so it is not the default. Needs `clamp`.
+  /// Who writes a record's two 16-byte halves. `leader` (default): lane 0, with two store
+  /// instructions. `paired`: when the whole warp is converged, lanes 0 and 1 write one half
+  /// each with a single store instruction (a diverged warp falls back to its elected lane).
+  /// Measured on the H200 (BENCHMARKS.md, bisection): each record store instruction costs ~1 us per
+  /// launch of 64 occurrences; timers, election and the counter cost nothing measurable. `paired`
+  /// itself is not yet measured or checked on a GPU (scripts/gpu/record-store-experiment.sh does
+  /// both), so it is not the default. Needs `clamp`.
   std::string recordStore = "leader";
   /// Device record layout. `full`: the 32-byte TraceRecord, two 16-byte stores at the end
-  /// marker by an elected lane (the layout when overflow=count or record_store=paired is asked
+  /// marker by lane 0 (the layout when overflow=count or record_store=paired is asked
   /// for without a layout). `compact` (default): one 16-byte CompactRecord (format.h: low 32 bits
   /// of both timestamps, meta, iteration) in half-size places, stored at the end marker by lane
   /// 0 from registers no nearby instruction overwrites (the begin timestamp and the iteration
@@ -89,10 +89,9 @@ struct LoweringOptions {
   /// at every `ret`/`exit` the lanes' highest count and lane 0's closing record with its count
   /// and a whole timestamp; the injection library expands it to full records when it reads the
   /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost.
-  /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.2 us per launch of the seed's
-  /// compute kernel at inner 8 against the full layout's +2.5; electing the storing lane at each
-  /// end marker instead of lane 0 cost 0.4 us of it, a fits-in-the-slot compare before the store
-  /// another 0.1-0.4. Not with overflow=count or record_store=paired.
+  /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.4-1.6 us per launch of the seed's
+  /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
+  /// 0.1 us of it. Not with overflow=count or record_store=paired.
   std::string recordLayout = "compact";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
@@ -500,7 +499,7 @@ class LowerMarkersToTracePass final : public Pass {
       // iteration copies start defined.
       entry += fmt::format(
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
-          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n\t.reg .pred %argus_w;\n"
+          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
           "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
           n);
@@ -537,14 +536,16 @@ class LowerMarkersToTracePass final : public Pass {
       entry += "\tshr.u32 %argus_t2, %argus_warp, 2;\n";
       staticClause(query::Coordinate::Warpgroup, "%argus_t2");
     }
-    // compact: lane 0 stores the warp's records, with its own count (%argus_w: lane 0 and
-    // tracing on). Not an election: the lane elected at a marker need not be the one of the
-    // last (elect.sync only promises the same lane for the same mask), and electing at every end
-    // marker cost 0.4 µs of the seed kernel's 1.2 (BENCHMARKS.md). Lanes that run a marker lane
-    // 0 does not run are found at the exit (the closing record below).
-    if (compact)
+    // Lane 0 stores the warp's records, with its own count (%argus_w: lane 0 and tracing on),
+    // except record_store=paired. Not the lane elected at each end marker: when only some lanes
+    // run a marker (one thread issuing TMA loads) the lanes' counts part, and a lane elected
+    // among others stores with a count lane 0's records also use (measured on the H200 with the
+    // warp-specialized example: 16 of 256 tma_load records overwritten). Records of markers lane
+    // 0 does not run are lost; the compact layout counts them at the exit (closing record below).
+    if (!paired)
       entry +=
-          "\tmov.u32 %argus_t1, %laneid;\n\tsetp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;\n";
+          "\t.reg .pred %argus_w;\n\tmov.u32 %argus_t1, %laneid;\n"
+          "\tsetp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;\n";
     // `launch` is selected on the host (which launches get a buffer), so it is always true here.
 
     const bool elect = smVersion(target_) >= 90;
@@ -625,10 +626,12 @@ class LowerMarkersToTracePass final : public Pass {
               options_.storeCache, k);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
-          text += electLeader(elect);
+          // The storing lane: lane 0, or for paired stores the elected one.
+          const std::string_view storer = paired ? "%argus_lead" : "%argus_w";
+          if (paired) text += electLeader(elect);
           if (options_.overflow == "clamp") {
             // Branch-free: clamp the slot, tag the record with its sequence number, always count.
-            text += fmt::format("\tand.pred %argus_st, {}, %argus_lead;\n", active);
+            text += fmt::format("\tand.pred %argus_st, {}, {};\n", active, storer);
             if (paired) {
               // Converged warp: lanes 0 and 1 write one half each (below); the leader's two
               // stores remain for a diverged warp.
@@ -669,8 +672,8 @@ class LowerMarkersToTracePass final : public Pass {
             text += fmt::format(
                 "\tsetp.lt.and.u32 %argus_ok, %argus_cnt, %argus_cap, {0};\n"
                 "\tsetp.ge.and.u32 %argus_ov, %argus_cnt, %argus_cap, {0};\n"
-                "\tand.pred %argus_st, %argus_ok, %argus_lead;\n"
-                "\tand.pred %argus_ov, %argus_ov, %argus_lead;\n"
+                "\tand.pred %argus_st, %argus_ok, {5};\n"
+                "\tand.pred %argus_ov, %argus_ov, {5};\n"
                 "\tmad.wide.u32 %argus_addr, %argus_cnt, {1}, %argus_base;\n"
                 "\t@%argus_st st.global.{2}.v2.u64 [%argus_addr], {{%argus_b{3}, %argus_now}};\n"
                 "\t@%argus_st st.global.{2}.v4.u32 [%argus_addr+16], {{%argus_m{3}, %argus_cta, "
@@ -678,7 +681,7 @@ class LowerMarkersToTracePass final : public Pass {
                 "\t@%argus_ok add.u32 %argus_cnt, %argus_cnt, 1;\n"
                 "\t@%argus_ov red.global.add.u64 [%argus_hdr+{4}], 1;\n",
                 active, sizeof(trace::TraceRecord), options_.storeCache, k,
-                offsetof(trace::TraceHeader, dropped));
+                offsetof(trace::TraceHeader, dropped), storer);
           }
         }
         ++recordSites_;

@@ -411,6 +411,30 @@ TEST(TraceLowering, CompactLayoutNeedsClampAndLeader) {
   EXPECT_NE(bad.error().message.find("use \"full\" or \"compact\""), std::string::npos);
 }
 
+// Every layout but paired stores from lane 0 with lane 0's count, not from a lane elected at
+// the marker: a marker only lane 0 runs (one thread issuing TMA loads) parts the lanes' counts,
+// and an elected lane among the others would store with a count lane 0 already used.
+TEST(TraceLowering, LaneZeroStoresInEveryLayoutButPaired) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_nested_regions.ptx");
+  ASSERT_FALSE(HasFailure());
+  for (const auto& config :
+       {nlohmann::json::object(), nlohmann::json{{"record_layout", "full"}},
+        nlohmann::json{{"overflow", "count"}}, nlohmann::json{{"record_store", "paired"}}}) {
+    ptx::Module copy = module;
+    auto result = applyTransforms(copy, {"lower_markers_to_trace"}, optionsFor("", config));
+    ASSERT_TRUE(result.has_value()) << config.dump() << ": " << result.error().text();
+    const std::string text = ptx::printModule(copy);
+    const bool paired = config.contains("record_store");
+    EXPECT_EQ(text.find("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;") == std::string::npos,
+              paired)
+        << config.dump();
+    EXPECT_EQ(text.find("elect.sync") == std::string::npos, !paired) << config.dump();
+    EXPECT_EQ(result->traceMap["nested_regions"]["record_layout"],
+              config.empty() ? "compact" : "full")
+        << config.dump();
+  }
+}
+
 TEST(TraceLowering, PairedRecordStoresNeedClamp) {
   ptx::Module module = loadModule(dataDir() / "ptx" / "examples_nested_regions.ptx");
   ASSERT_FALSE(HasFailure());
