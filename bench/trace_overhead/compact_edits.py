@@ -15,6 +15,10 @@ the default; bench/trace_overhead/argus.yaml). The edits are for timing
          before the place is taken), and all of them continue from it: the lanes' counters meet
          again at every end marker they run together.
   nored  the lowering as it is, without the exits' red.global.max of the highest count.
+  nolane every lane stores, and the entry reads no %laneid (%argus_w is %argus_on): against
+         `all`, what the entry's special-register read and the code it moves cost.
+  tidlane  lane 0 stores, its lane number taken from the linear thread index the entry already
+         computes (its low 5 bits) instead of a %laneid read.
 
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
@@ -27,19 +31,28 @@ STORE = '@%argus_w st.global.cs.v4.u32 [%argus_addr], {'
 PLACE = 'min.u32 %argus_t1, %argus_cnt, %argus_l16;'
 
 
+LANE_READ = 'mov.u32 %argus_t1, %laneid;'
+LANE_ZERO = 'setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;'
+WARP_ID = 'shr.u32 %argus_warp, %argus_t1, 5;'  # %argus_t1: the linear thread index here
+
+
 def edit(lines, what):
     out = []
     for line in lines:
         t = line.strip()
-        if t.startswith(STORE) and what != 'nored':
-            out.append(line.replace('@%argus_w ', '@%argus_on '))
+        if t.startswith(STORE) and what in ('all', 'redux'):
+            line = line.replace('@%argus_w ', '@%argus_on ')
+        elif t == LANE_READ and what in ('nolane', 'tidlane'):
             continue
-        if t.startswith('@%argus_on red.global.max.u32') and what == 'nored':
+        elif t == LANE_ZERO and what == 'nolane':
+            line = '\tmov.pred %argus_w, %argus_on;'
+        elif t == LANE_ZERO and what == 'tidlane':
+            out.append('\tand.b32 %argus_t1, %argus_tl, 31;')
+        elif t == WARP_ID and what == 'tidlane':
+            out += ['\t.reg .b32 %argus_tl;', '\tmov.u32 %argus_tl, %argus_t1;']
+        elif t.startswith('@%argus_on red.global.max.u32') and what == 'nored':
             continue
-        if t.startswith(STORE) and what == 'nored':
-            out.append(line)
-            continue
-        if t == PLACE and what == 'redux':
+        elif t == PLACE and what == 'redux':
             out += ['\tactivemask.b32 %argus_t0;',
                     '\tredux.sync.max.u32 %argus_cnt, %argus_cnt, %argus_t0;']
         out.append(line)
@@ -48,8 +61,9 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
-    if what not in ('all', 'redux', 'nored'):
-        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: all, redux, nored')
+    if what not in ('all', 'redux', 'nored', 'nolane', 'tidlane'):
+        sys.exit(f'compact_edits.py: unknown edit {what!r}; '
+                 'known: all, redux, nored, nolane, tidlane')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels')
     print('\n'.join(edit(text.split('\n'), what)))
