@@ -453,6 +453,8 @@ int runQuery(const QueryCommandOptions& o) {
         }
         fmt::print("  launches {}, dropped records {}\n", value.value("launches", 0),
                    value.value("dropped", 0));
+        for (const auto& note : value.value("launch_notes", nlohmann::json::array()))
+          fmt::print("  note: {}\n", note.get<std::string>());
       } else if (signal == "op_latency" && value.contains("ops")) {
         fmt::print("{}", synthesis::opLatencyText(nlohmann::json::parse(value.dump())));
       } else if (!printPcSignal(value)) {

@@ -67,6 +67,8 @@ void printTiming(const json& timing, const std::string& heading) {
                formatUnits(s.value("median", 0.0), unit), formatUnits(s.value("p95", 0.0), unit),
                formatUnits(s.value("total", 0.0), unit), iterations);
   }
+  for (const auto& note : d.value("launch_notes", json::array()))
+    fmt::print("note: {}\n", note.get<std::string>());
 }
 
 /// `--proton FILE`: Proton's Chrome trace as observed occurrences in SM cycles; with

@@ -2,6 +2,8 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -49,11 +51,18 @@ bool selected(const trace::Occurrence& o, const trace::TraceMap& map, const quer
   return true;
 }
 
+/// Launch notes a timing document keeps (a program may launch a traced kernel many times).
+constexpr size_t kMaxNotes = 8;
+
 /// The duration and occurrences documents of `all` (already filtered), for `regionPath`'s subtree.
+/// `notes`: what the injection library said of the launches (why records were dropped), once
+/// each.
 json timingJson(const trace::DecodedTrace& all, const trace::TraceMap& map,
-                const std::string& regionPath, size_t launches) {
+                const std::string& regionPath, size_t launches,
+                const std::vector<std::string>& notes = {}) {
   auto stats = trace::regionStatistics(all, map);
   json statistics = trace::statisticsJson(stats, all, map);
+  if (!notes.empty()) statistics["launch_notes"] = notes;
   // Only the queried subtree.
   json regions = json::array();
   for (const auto& r : statistics["regions"])
@@ -97,6 +106,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
   trace::DecodedTrace all;
   int64_t launchIndex = -1;
   size_t launches = 0;
+  std::vector<std::string> notes;
   for (const auto& launch : bundle->launches) {
     if (launch.buffer.empty()) continue;
     ++launchIndex;
@@ -113,6 +123,10 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
         std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), *parsed);
     if (!decoded) return std::unexpected(decoded.error());
     ++launches;
+    if (const std::string note = launch.info.value("note", ""); !note.empty()) {
+      const std::string text = fmt::format("launch {}: {}", launch.info.value("seq", 0), note);
+      if (notes.size() < kMaxNotes) notes.push_back(text);
+    }
     all.header = decoded->header;
     all.dropped += decoded->dropped;
     all.invalidRecords += decoded->invalidRecords;
@@ -121,7 +135,8 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
         all.occurrences.push_back(o);
   }
   if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
-  return timingJson(all, *map, regionPath, launches);
+  if (notes.size() == kMaxNotes) notes.back() += " (further launches' notes left out)";
+  return timingJson(all, *map, regionPath, launches, notes);
 }
 
 Result<json> bundleTimeline(std::string_view bundleBytes) {

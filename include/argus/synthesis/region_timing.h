@@ -15,7 +15,9 @@ namespace argus::synthesis {
 /// Decodes every traced launch of a trace bundle, keeps the occurrences of `regionPath`'s
 /// subtree (all regions when empty) that `scope` selects (the launch coordinate filters
 /// launches by their order, 0-based), and returns {"duration": ..., "occurrences": ...} JSON
-/// documents with per-region statistics and per-iteration, per-role and per-SM breakdowns.
+/// documents with per-region statistics and per-iteration, per-role and per-SM breakdowns. The
+/// duration document's `launch_notes` (when any) hold what the injection library noted of the
+/// launches, such as why records were dropped (at most 8, "launch SEQ: NOTE").
 [[nodiscard]] Result<nlohmann::json> regionTiming(std::string_view bundleBytes,
                                                   const std::string& regionPath,
                                                   const query::Scope& scope);

@@ -1,0 +1,73 @@
+// regionTiming on a hand-made trace bundle: statistics, and the injection library's launch notes
+// (why records were dropped) carried into the duration document.
+#include "argus/synthesis/region_timing.h"
+
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "argus/backends/run.h"
+#include "argus/trace/format.h"
+
+namespace argus::synthesis {
+namespace {
+
+using nlohmann::json;
+
+/// A launch buffer in the full form: header + warpSlots x capacity records (one valid here).
+std::string launchBuffer(std::uint64_t dropped) {
+  trace::TraceHeader header;
+  header.capacityPerWarp = 2;
+  header.warpSlots = 1;
+  header.warpsPerCta = 1;
+  header.dropped = dropped;
+  trace::TraceRecord records[2];
+  records[0] = {100, 350, trace::kValidBit | (trace::kNoRole << 12) | 3u, 0, 0, 0};
+  std::string bytes(sizeof header + sizeof records, '\0');
+  std::memcpy(bytes.data(), &header, sizeof header);
+  std::memcpy(bytes.data() + sizeof header, records, sizeof records);
+  return bytes;
+}
+
+backends::TraceBundle bundleWith(const std::vector<std::string>& notes) {
+  backends::TraceBundle bundle;
+  bundle.traceMap["k"] = json::parse(R"({"argus_trace_map": 1, "kernel": "k",
+      "time_base": "globaltimer", "overflow": "clamp",
+      "regions": [{"index": 0, "path": "a", "parent": null}]})");
+  for (size_t i = 0; i < notes.size(); ++i) {
+    json info = {{"seq", i}, {"kernel", "k"}};
+    if (!notes[i].empty()) info["note"] = notes[i];
+    bundle.launches.push_back({info, launchBuffer(2)});
+  }
+  return bundle;
+}
+
+TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
+  const auto scope = query::parseScope("");
+  ASSERT_TRUE(scope.has_value());
+  const std::string lost = "5 records of 1 warps lost: other lanes ran markers that lane 0 ...";
+  auto timing = regionTiming(backends::encodeBundle(bundleWith({lost, "", lost})), "", *scope);
+  ASSERT_TRUE(timing.has_value()) << timing.error().text();
+  const json& d = (*timing)["duration"];
+  EXPECT_EQ(d["launches"], 3);
+  EXPECT_EQ(d["dropped"], 6);
+  ASSERT_EQ(d["regions"].size(), 1u);
+  EXPECT_EQ(d["regions"][0]["duration"]["count"], 3);
+  EXPECT_EQ(d["launch_notes"], json::array({"launch 0: " + lost, "launch 2: " + lost}));
+
+  // Quiet launches add no notes; many noisy ones are capped and say so.
+  auto quiet = regionTiming(backends::encodeBundle(bundleWith({"", ""})), "", *scope);
+  ASSERT_TRUE(quiet.has_value()) << quiet.error().text();
+  EXPECT_FALSE((*quiet)["duration"].contains("launch_notes"));
+  auto noisy = regionTiming(backends::encodeBundle(bundleWith(std::vector<std::string>(20, lost))),
+                            "", *scope);
+  ASSERT_TRUE(noisy.has_value()) << noisy.error().text();
+  const json& notes = (*noisy)["duration"]["launch_notes"];
+  ASSERT_EQ(notes.size(), 8u);
+  EXPECT_NE(notes.back().get<std::string>().find("further launches' notes left out"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace argus::synthesis
