@@ -501,6 +501,9 @@ class LowerMarkersToTracePass final : public Pass {
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
           "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
+          // A slot needs 4 places (the library gives compact kernels a capacity of 2 at least):
+          // with fewer the clamp would not hold, so nothing is traced.
+          "\tsetp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;\n"
           "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
           n);
       for (uint32_t k = 0; k < n; ++k) entry += fmt::format("\tmov.u32 %argus_h{}, 0;\n", k);
@@ -541,7 +544,8 @@ class LowerMarkersToTracePass final : public Pass {
     // run a marker (one thread issuing TMA loads) the lanes' counts part, and a lane elected
     // among others stores with a count lane 0's records also use (measured on the H200 with the
     // warp-specialized example: 16 of 256 tma_load records overwritten). Records of markers lane
-    // 0 does not run are lost; the compact layout counts them at the exit (closing record below).
+    // 0 does not run are lost: the compact layout counts them at the exit when those lanes ran
+    // more markers than lane 0 (closing record below); the full layout does not count them.
     if (!paired)
       entry +=
           "\t.reg .pred %argus_w;\n\tmov.u32 %argus_t1, %laneid;\n"

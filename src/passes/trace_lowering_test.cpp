@@ -337,6 +337,8 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;"), 1u) << text;
   EXPECT_EQ(count("min.u32 %argus_t1, %argus_cnt, %argus_l16;"), 3u) << text;
   EXPECT_EQ(count("sub.u32 %argus_l16, %argus_l16, 3;"), 1u) << text;
+  // Fewer than 4 places per slot (capacity < 2) traces nothing: the clamp would not hold.
+  EXPECT_EQ(count("setp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;"), 1u) << text;
   EXPECT_EQ(count("elect.sync"), 0u) << text;
   EXPECT_EQ(count("setp.le"), 0u) << text;
   EXPECT_EQ(count("@%argus_on mov.u32 %argus_h"), 0u) << text;

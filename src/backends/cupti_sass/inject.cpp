@@ -61,6 +61,7 @@
 #include <cupti_callbacks.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -168,7 +169,8 @@ struct State {
   bool profilerInitialized = false;
   /// ARGUS_CUPTI_INIT=early: cuptiProfilerInitialize is to start on its own thread once cuInit
   /// has returned (startEarlyProfilerInit).
-  bool earlyProfilerInitWanted = false;
+  /// Read without the mutex by every after-cuInit callback (only the first one starts it).
+  std::atomic<bool> earlyProfilerInitWanted = false;
   /// That thread's result and how long it took. Invalid until it starts, and when it runs
   /// inline at the first configuration instead.
   std::shared_future<std::pair<CUptiResult, double>> earlyProfilerInit;
@@ -369,12 +371,15 @@ CUptiResult initializeProfiler() {
 /// SIGSEGV in 5 of 80 runs on the H200 (CUDA 13.0, driver 580; scripts/gpu/
 /// cupti-init-stress.sh), against 0 of 80 inline.
 void startEarlyProfilerInit() {
+  // Later driver calls (the callbacks stay enabled) return here without taking the mutex, which
+  // configureSassDevice may hold while it waits for the thread.
+  if (!gState->earlyProfilerInitWanted.load()) return;
   std::lock_guard lock(gState->mutex);
-  if (!gState->earlyProfilerInitWanted || gState->earlyProfilerInit.valid()) return;
-  gState->earlyProfilerInitWanted = false;
+  if (!gState->earlyProfilerInitWanted.exchange(false) || gState->earlyProfilerInit.valid()) return;
   try {
     gState->earlyProfilerInit =
         std::async(std::launch::async, [] {
+          tInCallback = true;  // driver calls CUPTI makes on this thread are not the program's
           const auto start = std::chrono::steady_clock::now();
           const CUptiResult result = initializeProfiler();
           return std::pair{result, std::chrono::duration<double, std::milli>(
@@ -404,7 +409,8 @@ bool configureSassDevice(int device) {
     gState->earlyProfilerInitWanted = false;  // no thread from now on
     if (gState->earlyProfilerInit.valid()) {
       const auto start = std::chrono::steady_clock::now();
-      // The thread takes no lock of ours, so waiting here while holding gState->mutex is safe.
+      // The thread takes no lock of ours (its driver calls skip our callbacks: tInCallback), so
+      // waiting here while holding gState->mutex is safe.
       // A driver lock held by this thread could still stall it: give up after a minute rather
       // than hang the program.
       if (gState->earlyProfilerInitTimedOut) return false;  // reported once
@@ -1097,9 +1103,14 @@ void atExit() {
   tInCallback = true;  // Calls below must not re-enter our callbacks.
   const PhaseTimer timer("exit handler: flush");
   // A program that exits before its first configuration must not tear CUPTI down under the
-  // early profiler initialisation.
-  if (gState->earlyProfilerInit.valid() && !gState->earlyProfilerInitTimedOut)
-    (void)gState->earlyProfilerInit.wait_for(std::chrono::seconds(10));
+  // early profiler initialisation; none starts from here on.
+  std::shared_future<std::pair<CUptiResult, double>> early;
+  {
+    std::lock_guard lock(gState->mutex);
+    gState->earlyProfilerInitWanted = false;
+    if (!gState->earlyProfilerInitTimedOut) early = gState->earlyProfilerInit;
+  }
+  if (early.valid()) (void)early.wait_for(std::chrono::seconds(10));
   {
     std::lock_guard lock(gState->mutex);
     for (auto& [context, c] : gState->contexts) {
@@ -1216,12 +1227,14 @@ int initialize() {
                "cuptiEnableCallback (launch)") &&
          ok;
   }
+  // Best effort: without these callbacks the initialisation runs inline at the first
+  // configuration (or at context creation, whose callback is enabled anyway).
   if (state->earlyProfilerInitWanted) {
-    for (const CUpti_CallbackId cbid : kAfterInitCallbacks) {
-      ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                 "cuptiEnableCallback (after cuInit)") &&
-           ok;
-    }
+    for (const CUpti_CallbackId cbid : kAfterInitCallbacks)
+      if (api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) !=
+          CUPTI_SUCCESS)
+        reportError("cuptiEnableCallback (after cuInit, cbid " + std::to_string(cbid) +
+                    ") failed; the profiler initialisation starts at context creation");
   }
   if (!ok) {
     api.cuptiUnsubscribe(state->subscriber);

@@ -550,7 +550,8 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
         p.line.note += (p.line.note.empty() ? "" : "; ") + lost;
         reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel + "): " + lost);
       }
-      // Counted, never silent: what the slots could not keep, or the expansion could not place.
+      // Counted: what the slots could not keep, what the expansion could not place, and what
+      // lanes that ran more markers than lane 0 lost (format.h says what is not seen).
       header.dropped += expanded.dropped;
       p.line.capacityPerWarp = expanded.capacityPerWarp;
       records = std::move(expanded.records);

@@ -68,10 +68,15 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
     const trace::CompactRecord& close = slot[places - 1];
     const std::uint64_t highest = slot[places - 2].begin;
-    if (!valid(close) || !closes(close)) {
-      std::uint64_t written = 0;
-      for (std::uint64_t i = 0; i < recordPlaces; ++i)
-        written += valid(slot[i]) && !closes(slot[i]);
+    std::uint64_t written = 0;  // records in the record places
+    for (std::uint64_t i = 0; i < recordPlaces; ++i) written += valid(slot[i]) && !closes(slot[i]);
+    const std::uint64_t count = close.begin;
+    // No closing record, or a record past its count: then the closing record is an earlier
+    // exit's (written before a guarded ret that was not taken). Either way the warp left by a
+    // path that writes none, and its timestamps' high bits are unknown.
+    bool closed = valid(close) && closes(close);
+    for (std::uint64_t i = count; closed && i < recordPlaces; ++i) closed = !valid(slot[i]);
+    if (!closed) {
       if (written > 0 || highest > 0) {
         ++out.unclosedSlots;
         out.unclosedRecords += std::max(written, highest);
@@ -79,7 +84,6 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       }
       continue;
     }
-    const std::uint64_t count = close.begin;
     // Past the record places every record went to the last one: it holds the newest, not the
     // next in sequence, and is left out with the others that did not fit.
     const std::uint64_t limit = count > recordPlaces ? recordPlaces - 1 : recordPlaces;

@@ -136,10 +136,10 @@ TEST(LaunchLine, IsOneJsonObjectWithEscapedNames) {
             std::string::npos);
 }
 
-// A compact buffer of 4 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
+// A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
 // in places 0..1, the lanes' highest count in place 2, lane 0's closing record in place 3.
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
-  std::vector<trace::CompactRecord> area(16);
+  std::vector<trace::CompactRecord> area(20);
   const std::uint32_t meta = trace::kValidBit | (3u << 16) | 7u;
   const auto closing = [&](std::uint32_t count, std::uint64_t at) {
     return trace::CompactRecord{count, static_cast<std::uint32_t>(at >> 32),
@@ -164,14 +164,20 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   area[12] = {10, 20, meta, 0};
   area[14] = highest(3);
   area[15] = closing(1, 50);
+  // Slot 4 (CTA 2, warp 0): a closing record that counts 1 with 2 records written: an earlier
+  // exit's (a guarded ret not taken), the warp having left without one. Left out, like slot 2.
+  area[16] = {5, 6, meta, 0};
+  area[17] = {7, 8, meta, 1};
+  area[18] = highest(2);
+  area[19] = closing(1, 60);
 
-  const ExpandedRecords out = expandCompactRecords(area, 4, 2, 2);
+  const ExpandedRecords out = expandCompactRecords(area, 5, 2, 2);
   EXPECT_EQ(out.capacityPerWarp, 2u);
-  EXPECT_EQ(out.unclosedSlots, 1u);
-  EXPECT_EQ(out.unclosedRecords, 1u);
+  EXPECT_EQ(out.unclosedSlots, 2u);
+  EXPECT_EQ(out.unclosedRecords, 1u + 2u);
   EXPECT_EQ(out.partedSlots, 1u);
   EXPECT_EQ(out.partedRecords, 2u);
-  EXPECT_EQ(out.dropped, 4u + 1u + 2u);  // past slot 1's places, slot 2's, slot 3's parted
+  EXPECT_EQ(out.dropped, 4u + 1u + 2u + 2u);  // slot 1's past its places, 2's, 3's parted, 4's
   ASSERT_EQ(out.records.size(), 4u);
   const auto& a = out.records[0];
   EXPECT_EQ(a.begin, (4ull << 32) | 0xffffff00u);
