@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (carry .debs): the whole build, the gpu-labelled tests (the Triton probe
 # test among them), the early-CUPTI-initialisation crash check and the probe multi-run benchmark,
-# in one call of under ten minutes. Logs go under $OUT and are packed into $OUT/results.tgz (the device tool brings back at
-# most 8 files).
+# in one call of under ten minutes. Logs go under $OUT and are packed into $OUT/results.tgz (the
+# device tool brings back at most 8 files).
 set -uo pipefail
 out="${OUT:-/tmp/argus-out}"
 mkdir -p "$out"
