@@ -42,9 +42,9 @@
 //
 // Which threads run a marker. Traced variants record one occurrence per warp, stored by lane 0
 // with lane 0's count of the warp's occurrences. Put markers where the whole warp runs them, or
-// where lane 0 does (one thread issuing TMA loads: `if (threadIdx.x % 32 == 0)`, or
-// elect_one_sync() in a converged warp). Occurrences that only other lanes run are not recorded;
-// Argus counts them as dropped when those lanes ran more markers than lane 0 (format.h).
+// where lane 0 does (one thread issuing TMA loads: `if (threadIdx.x % 32 == 0)`; elect.sync
+// does not promise lane 0). Occurrences that only other lanes run are not recorded; Argus
+// counts them as dropped when those lanes ran more markers than lane 0 (format.h).
 #pragma once
 
 #if defined(__CUDACC__)
