@@ -19,6 +19,11 @@ the default; bench/trace_overhead/argus.yaml). The edits are for timing
          `all`, what the entry's special-register read and the code it moves cost.
   tidlane  lane 0 stores, its lane number taken from the linear thread index the entry already
          computes (its low 5 bits) instead of a %laneid read.
+  lost   what counting the records lane 0 never sees would cost: at every end marker each lane
+         adds 1 to a counter of its own when lane 0 is not among the active lanes (activemask,
+         bit 0), and the exits raise the highest-count place's second word to it (red.max): a
+         lower bound of the occurrences run without lane 0, also for lanes that ran as many
+         markers as lane 0 but other ones.
 
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
@@ -52,6 +57,16 @@ def edit(lines, what):
             out += ['\t.reg .b32 %argus_tl;', '\tmov.u32 %argus_tl, %argus_t1;']
         elif t.startswith('@%argus_on red.global.max.u32') and what == 'nored':
             continue
+        elif t == LANE_ZERO and what == 'lost':
+            out += ['\t.reg .b32 %argus_lost;', '\t.reg .pred %argus_nl;',
+                    '\tmov.u32 %argus_lost, 0;']
+        elif t.startswith('mov.u32 %argus_e, ') and what == 'lost':
+            out += [line, '\tactivemask.b32 %argus_t0;', '\tand.b32 %argus_t0, %argus_t0, 1;',
+                    '\tsetp.eq.u32 %argus_nl, %argus_t0, 0;',
+                    '\t@%argus_nl add.u32 %argus_lost, %argus_lost, 1;']
+            continue
+        elif t == '@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;' and what == 'lost':
+            out.append('\t@%argus_on red.global.max.u32 [%argus_addr+4], %argus_lost;')
         elif t == PLACE and what == 'redux':
             out += ['\tactivemask.b32 %argus_t0;',
                     '\tredux.sync.max.u32 %argus_cnt, %argus_cnt, %argus_t0;']
@@ -61,9 +76,9 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
-    if what not in ('all', 'redux', 'nored', 'nolane', 'tidlane'):
+    if what not in ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost'):
         sys.exit(f'compact_edits.py: unknown edit {what!r}; '
-                 'known: all, redux, nored, nolane, tidlane')
+                 'known: all, redux, nored, nolane, tidlane, lost')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels')
     print('\n'.join(edit(text.split('\n'), what)))
