@@ -23,22 +23,19 @@ w=/tmp/record-layout
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
 "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=full -o $w/full >/dev/null || exit 1
+# `compact` is not an edit: the trace pass's own record_layout=compact lowering (its records are
+# expanded by the injection library, so summarize.py checks them like the full trace's).
+"$B/argus" build --program $spec --variant full_trace --pass-option record_layout=compact \
+  -o $w/compact >/dev/null || exit 1
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do
-  if [ "${v%%+*}" = compact ] && [ "$v" != compact ]; then
-    # compact+EDIT: bench/trace_overhead/compact_edits.py on the compact lowering's PTX.
-    [ -d "$w/compact" ] || "$B/argus" build --program $spec --variant full_trace \
-      --pass-option record_layout=compact -o "$w/compact" >"$w/compact.build.log" 2>&1
-    python3 bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx "${v#compact+}" > "$w/$v.ptx" &&
-      "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
-      { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
-  elif [ "$v" = compact ]; then
-    # Not an edit: the trace pass's own record_layout=compact lowering (its records are expanded
-    # by the injection library, so summarize.py checks them like the full trace's).
-    "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=compact \
-      -o "$w/$v" >"$w/$v.build.log" 2>&1 || { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
-  else
-    python3 bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx "$v" > "$w/$v.ptx" &&
+  case "$v" in
+    compact) edit= ;;
+    compact+*) edit="bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx ${v#compact+}" ;;
+    *) edit="bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx $v" ;;
+  esac
+  if [ -n "$edit" ]; then
+    python3 $edit > "$w/$v.ptx" &&
       "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
       { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
   fi
