@@ -55,8 +55,7 @@ bool selected(const trace::Occurrence& o, const trace::TraceMap& map, const quer
 constexpr size_t kMaxNotes = 8;
 
 /// The duration and occurrences documents of `all` (already filtered), for `regionPath`'s subtree.
-/// `notes`: what the injection library said of the launches (why records were dropped), once
-/// each.
+/// `notes`: what the injection library said of the launches (why records were dropped).
 json timingJson(const trace::DecodedTrace& all, const trace::TraceMap& map,
                 const std::string& regionPath, size_t launches,
                 const std::vector<std::string>& notes = {}) {
@@ -107,6 +106,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
   int64_t launchIndex = -1;
   size_t launches = 0;
   std::vector<std::string> notes;
+  size_t noted = 0;  // launches with a note
   for (const auto& launch : bundle->launches) {
     if (launch.buffer.empty()) continue;
     ++launchIndex;
@@ -123,10 +123,9 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
         std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), *parsed);
     if (!decoded) return std::unexpected(decoded.error());
     ++launches;
-    if (const std::string note = launch.info.value("note", ""); !note.empty()) {
-      const std::string text = fmt::format("launch {}: {}", launch.info.value("seq", 0), note);
-      if (notes.size() < kMaxNotes) notes.push_back(text);
-    }
+    if (const std::string note = launch.info.value("note", "");
+        !note.empty() && ++noted <= kMaxNotes)
+      notes.push_back(fmt::format("launch {}: {}", launch.info.value("seq", 0), note));
     all.header = decoded->header;
     all.dropped += decoded->dropped;
     all.invalidRecords += decoded->invalidRecords;
@@ -135,7 +134,8 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
         all.occurrences.push_back(o);
   }
   if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
-  if (notes.size() == kMaxNotes) notes.back() += " (further launches' notes left out)";
+  if (noted > kMaxNotes)
+    notes.back() += fmt::format(" ({} further launches' notes left out)", noted - kMaxNotes);
   return timingJson(all, *map, regionPath, launches, notes);
 }
 

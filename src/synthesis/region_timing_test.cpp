@@ -65,8 +65,13 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   ASSERT_TRUE(noisy.has_value()) << noisy.error().text();
   const json& notes = (*noisy)["duration"]["launch_notes"];
   ASSERT_EQ(notes.size(), 8u);
-  EXPECT_NE(notes.back().get<std::string>().find("further launches' notes left out"),
+  EXPECT_NE(notes.back().get<std::string>().find("(12 further launches' notes left out)"),
             std::string::npos);
+  // Exactly as many as are kept: nothing is said to be left out.
+  auto eight = regionTiming(backends::encodeBundle(bundleWith(std::vector<std::string>(8, lost))),
+                            "", *scope);
+  ASSERT_TRUE(eight.has_value()) << eight.error().text();
+  EXPECT_EQ((*eight)["duration"]["launch_notes"].back(), "launch 7: " + lost);
 }
 
 }  // namespace
