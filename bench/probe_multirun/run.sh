@@ -62,6 +62,21 @@ ops = value.get("ops", [])
 assert len(ops) == n, f"{len(ops)} of {n} probes joined: {value.get('failed')}"
 iso = value.get("isolation", {})
 total = (end - start) / 1000
+# The query's critical path, seconds after discovery starts (one line per row; the summary
+# table is the file's first lines): when the first and last task of each kind started and ended,
+# and each kind's median duration.
+import statistics
+kinds = {"variant": "variant/probe[", "build": "build/probe[", "collect": "collect/probe[",
+         "join": "synth/forced_completion_probe"}
+steps = []
+for kind, prefix in kinds.items():
+    s = span(prefix)
+    if s:
+        steps.append(f"{kind} {min(a for a, _ in s) - start:.0f}-{max(b for _, b in s) - start:.0f} ms"
+                     f" (first ends {min(b for _, b in s) - start:.0f}, median "
+                     f"{statistics.median(b - a for a, b in s):.0f} ms)")
+with open(report + ".path", "w") as f:
+    f.write(f"{n} probes, {at_once} at once: " + "; ".join(steps) + "\n")
 print(f"| {n} | {at_once} | {total:.2f} | {total / n:.3f} | {compile_s:.2f} | {run_s:.2f} | {run_span:.2f} | {synth_s:.3f} | {(after - before) / n / 2**20:.2f} | {float(t1) - float(t0):.2f} | {len(iso.get('overlaps', []))} of {iso.get('kernels_checked', 0)} kernels |")
 PY
 }
@@ -69,6 +84,7 @@ for iters in 0 1 2 4 8; do measure "$iters" 8; done
 measure 4 1  # the 8 probes again, one process at a time, twice (the run-to-run spread)
 measure 4 1 b
 cat "$summary"
+echo; cat "$out"/probe_*.json.path | tee "$out/critical_path.txt"
 # Probe by probe: concurrent processes taking turns against one process at a time, and one process
 # at a time against itself (a second run: how much the latencies move between runs anyway).
 python3 - "$out/probe_8_x8.json" "$out/probe_8_x1.json" "$out/probe_8_x1b.json" <<'PY' | tee "$out/equivalence.md"

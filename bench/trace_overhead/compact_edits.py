@@ -24,6 +24,9 @@ the default; bench/trace_overhead/argus.yaml). The edits are for timing
          bit 0), and the exits raise the highest-count place's second word to it (red.max): a
          lower bound of the occurrences run without lane 0, also for lanes that ran as many
          markers as lane 0 but other ones.
+  noclose  no closing record at the exits (the red.max kept): what lane 0's store at the exit,
+         whose draining the kernel's end waits for, costs. The records then do not decode.
+  noexit   neither the closing record nor the red.max: all the exits' trace work.
 
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
@@ -55,7 +58,10 @@ def edit(lines, what):
             out.append('\tand.b32 %argus_t1, %argus_tl, 31;')
         elif t == WARP_ID and what == 'tidlane':
             out += ['\t.reg .b32 %argus_tl;', '\tmov.u32 %argus_tl, %argus_t1;']
-        elif t.startswith('@%argus_on red.global.max.u32') and what == 'nored':
+        elif t.startswith('@%argus_on red.global.max.u32') and what in ('nored', 'noexit'):
+            continue
+        elif t.startswith('@%argus_w st.global.cs.v4.u32 [%argus_addr+16]') and what in (
+                'noclose', 'noexit'):
             continue
         elif t == LANE_ZERO and what == 'lost':
             out += ['\t.reg .b32 %argus_lost;', '\t.reg .pred %argus_nl;',
@@ -76,9 +82,9 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
-    if what not in ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost'):
-        sys.exit(f'compact_edits.py: unknown edit {what!r}; '
-                 'known: all, redux, nored, nolane, tidlane, lost')
+    known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit')
+    if what not in known:
+        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: {", ".join(known)}')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels')
     print('\n'.join(edit(text.split('\n'), what)))
