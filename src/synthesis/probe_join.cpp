@@ -319,4 +319,18 @@ nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes) {
           {"overlaps", overlaps}};
 }
 
+std::optional<std::string> workQueueCaution(const json& run) {
+  const json& queues = run.value("work_queues", json());
+  const json& streams = run.value("kernel_streams", json());
+  if (!queues.is_number_integer() || queues.get<std::int64_t>() != 1 ||
+      !streams.is_number_integer() || streams.get<std::int64_t>() < 2)
+    return std::nullopt;
+  return fmt::format(
+      "the program ran kernels on {} streams, and the probe ran with one hardware work queue "
+      "(CUDA_DEVICE_MAX_CONNECTIONS=1), which can serialize kernels that overlapped in the "
+      "reference run; to probe with the driver's default, set CUDA_DEVICE_MAX_CONNECTIONS: \"8\" "
+      "under run.environment in the program spec",
+      streams.get<std::int64_t>());
+}
+
 }  // namespace argus::synthesis

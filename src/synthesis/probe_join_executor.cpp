@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <set>
 #include <span>
 
 #include <fmt/format.h>
@@ -155,6 +156,10 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
                             {"exit_code", (*runs)->run.value("exit_code", -1)},
                             {"output_equal_to_reference", probeOut == referenceOut},
                             {"output", probeOut}};
+    // The process's hardware work queues and the streams its kernels ran on (backends/run.cpp).
+    for (const char* key : {"work_queues", "kernel_streams"})
+      if ((*runs)->run.contains(key)) entry[key] = (*runs)->run[key];
+    if (auto caution = workQueueCaution((*runs)->run)) entry["caution"] = std::move(*caution);
     entry["provenance"] = {{"variant_task", variantTask},
                            {"build_task", probe.value("build", "")},
                            {"collect_task", collectTask},
@@ -235,6 +240,10 @@ std::string opLatencyText(const json& v) {
     out +=
         "  * shared expect_tx phase: the wait follows the phase's last load, so the latency "
         "is the whole phase's\n";
+  std::set<std::string> cautions;  // the same caution for every probe of the program: once
+  for (const auto& e : v.value("ops", json::array()))
+    if (e.contains("caution") && cautions.insert(e["caution"].get<std::string>()).second)
+      out += fmt::format("  caution: {}\n", e["caution"].get<std::string>());
   for (const auto& f : v.value("failed", json::array()))
     out += fmt::format("  failed: {} @ iteration {}: {}\n", f.value("op", ""),
                        f.value("iteration", 0), f.value("error", ""));

@@ -259,5 +259,22 @@ TEST(ProbeJoin, NeighboursSetOtherProcessesPhasesBesideAProbesKernels) {
                 R"([["set_up_held", 0], ["turn_taken", 300], ["turn_released", 600]])"));
 }
 
+// A probe process ran with one work queue (backends/run.cpp): a program with kernels on several
+// streams gets a caution naming the setting and how to choose another; one stream, the spec's
+// own setting (no work_queues in the record) or an unknown stream count get none.
+TEST(ProbeJoin, OneWorkQueueIsCautionedOnlyWhereKernelsUsedSeveralStreams) {
+  using nlohmann::json;
+  const auto caution = workQueueCaution(json{{"work_queues", 1}, {"kernel_streams", 3}});
+  ASSERT_TRUE(caution.has_value());
+  EXPECT_NE(caution->find("3 streams"), std::string::npos) << *caution;
+  EXPECT_NE(caution->find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos) << *caution;
+  EXPECT_NE(caution->find("run.environment"), std::string::npos) << *caution;
+  EXPECT_FALSE(workQueueCaution(json{{"work_queues", 1}, {"kernel_streams", 1}}));
+  EXPECT_FALSE(workQueueCaution(json{{"kernel_streams", 4}}));
+  EXPECT_FALSE(workQueueCaution(json{{"work_queues", 1}}));
+  EXPECT_FALSE(workQueueCaution(json{{"work_queues", 8}, {"kernel_streams", 2}}));
+  EXPECT_FALSE(workQueueCaution(json::object()));
+}
+
 }  // namespace
 }  // namespace argus::synthesis

@@ -5,7 +5,8 @@ Probes the two TMA loads of mainloop/tma_load in iterations 0 and 7 (4 probes) a
 facts independent of the tracer: every probe's program passed its own check with output equal
 to the reference run's, latency > 0, each probe joined exactly the 8 (CTA, producer warp) pairs
 of one launch with no unmatched occurrence, the shared expect_tx phase is labelled, and every
-number is `derived` with the probe's variant/collect tasks as provenance.
+number is `derived` with the probe's variant/collect tasks as provenance, and every probe ran
+with one hardware work queue with its kernels on one stream.
 Exits 77 (skip) when there is no GPU. Usage: probe_test.py ARGUS SOURCE_DIR
 """
 import os
@@ -40,6 +41,10 @@ with tempfile.TemporaryDirectory() as ws:
         check(op["provenance"]["collect_task"].startswith("collect/probe["), f"{name}: provenance names its collection")
         check(("shared_phase" in op) == op["op"].endswith(":0"), f"{name}: shared phase labelled on the first load only")
         check(op["latency"]["median"] < 1e6, f"{name}: latency below 1 ms")
+        # Probe processes run with one hardware work queue (backends/run.cpp); the GEMM launches
+        # all its kernels on one stream (CUPTI's stream ids), so no caution.
+        check(op.get("work_queues") == 1 and op.get("kernel_streams") == 1 and "caution" not in op,
+              f"{name}: one work queue, kernels on one stream, no caution (work_queues {op.get('work_queues')}, kernel_streams {op.get('kernel_streams')})")
 
 if failures:
     print(f"{len(failures)} check(s) failed")

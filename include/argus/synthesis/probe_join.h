@@ -81,4 +81,11 @@ struct ProbeProcess {
 /// first turn event]] (where its time under the holds went)}. Informational: it decides nothing.
 [[nodiscard]] nlohmann::json probeIsolation(const std::vector<ProbeProcess>& processes);
 
+/// A probe process runs with one hardware work queue (CUDA_DEVICE_MAX_CONNECTIONS=1,
+/// backends/run.cpp) unless the program spec sets it: the caution to report beside its latency
+/// when its run record ({work_queues, kernel_streams}) shows kernels on more than one stream,
+/// which one queue may have serialized where the reference run overlapped them; nullopt when
+/// there is nothing to say.
+[[nodiscard]] std::optional<std::string> workQueueCaution(const nlohmann::json& run);
+
 }  // namespace argus::synthesis

@@ -781,7 +781,8 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
           record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
         continue;
       }
-      // start/end/correlationId/name sit at the same offsets in every CUpti_ActivityKernelN.
+      // start/end/correlationId/streamId/name sit at the same offsets in every
+      // CUpti_ActivityKernelN.
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       std::int64_t seq = -1;
       {
@@ -797,7 +798,8 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
                ",\"kernel\":" + jsonString(k->name ? k->name : "") +
                ",\"start_ns\":" + std::to_string(k->start) +
                ",\"end_ns\":" + std::to_string(k->end) +
-               ",\"duration_ns\":" + std::to_string(k->end - k->start) + "}\n";
+               ",\"duration_ns\":" + std::to_string(k->end - k->start) +
+               ",\"stream\":" + std::to_string(k->streamId) + "}\n";
     }
     std::lock_guard lock(gState->mutex);
     std::ofstream(gState->dir / "kernels.jsonl", std::ios::app) << lines;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -55,12 +56,31 @@ std::vector<json> jsonObjectLines(const fs::path& file) {
 }
 
 /// [[start_ns, end_ns], ...] of every kernel in a kernels.jsonl (CUPTI activity), in order.
-json kernelIntervals(const fs::path& file) {
+json kernelIntervals(const std::vector<json>& kernels) {
   json out = json::array();
-  for (const json& k : jsonObjectLines(file))
+  for (const json& k : kernels)
     if (k.contains("start_ns") && k.contains("end_ns")) out.push_back({k["start_ns"], k["end_ns"]});
   return out;
 }
+
+/// How many streams the kernels of a kernels.jsonl ran on (CUPTI's stream ids).
+std::size_t kernelStreams(const std::vector<json>& kernels) {
+  std::set<std::uint64_t> streams;
+  for (const json& k : kernels)
+    if (k.value("stream", json()).is_number_unsigned())
+      streams.insert(k["stream"].get<std::uint64_t>());
+  return streams.size();
+}
+
+// The hardware work queues a probe process's context gets. Creating a context with the driver's
+// default of 8 dominates a probe's start-up when several start at once: on the H200, 8 processes
+// of the TMA GEMM started together took 1.52 s with 8 queues and 0.68 s with one
+// (scripts/gpu/startup-experiment.sh, BENCHMARKS.md). A program that runs all its kernels on one
+// stream does the same work either way; with several streams one queue may serialize kernels that
+// overlapped in the reference run, so the probe join flags such runs. The program spec's
+// run.environment can set CUDA_DEVICE_MAX_CONNECTIONS itself; then it is left alone.
+constexpr const char* kWorkQueuesVariable = "CUDA_DEVICE_MAX_CONNECTIONS";
+constexpr const char* kProbeWorkQueues = "1";
 
 Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
                                                 runtime::TaskContext& ctx) {
@@ -91,6 +111,9 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
       {"CUDA_MODULE_LOADING", "EAGER"}};
   if (ctx.task.isolation.gpuTurns && ctx.device)
     environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
+  const bool oneWorkQueue =
+      ctx.task.isolation.gpuTurns && !spec.run.environment.contains(kWorkQueuesVariable);
+  if (oneWorkQueue) environment.emplace_back(kWorkQueuesVariable, kProbeWorkQueues);
   const auto epochNs = [] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -114,8 +137,15 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
                 {"process_ns", {started, ended}}};
   // The process's kernels on the GPU's clock (CUPTI), and its wait for the device's turn: the
   // probe join checks with them that processes sharing a device never overlapped.
-  if (auto intervals = kernelIntervals(traceDir / "kernels.jsonl"); !intervals.empty())
+  const std::vector<json> kernels = jsonObjectLines(traceDir / "kernels.jsonl");
+  if (auto intervals = kernelIntervals(kernels); !intervals.empty())
     bundle.run["kernel_intervals"] = std::move(intervals);
+  // With one work queue, whether the program's kernels used more than one stream (the join says
+  // so beside the probe's latency).
+  if (oneWorkQueue) {
+    bundle.run["work_queues"] = 1;
+    bundle.run["kernel_streams"] = kernelStreams(kernels);
+  }
   // One line per time the process took the turn; the first holds the wait before its GPU work.
   if (const auto taken = jsonObjectLines(traceDir / "turn.json"); !taken.empty()) {
     bundle.run["gpu_turn"] = taken.front();
