@@ -329,7 +329,7 @@ std::optional<std::string> workQueueCaution(const json& run) {
       "the program ran kernels on {} streams, and the probe ran with one hardware work queue "
       "(CUDA_DEVICE_MAX_CONNECTIONS=1), which can serialize kernels that overlapped in the "
       "reference run; to probe with the driver's default, set CUDA_DEVICE_MAX_CONNECTIONS: \"8\" "
-      "under run.environment in the program spec",
+      "under run.env in the program spec",
       streams.get<std::int64_t>());
 }
 

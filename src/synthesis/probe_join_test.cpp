@@ -268,7 +268,7 @@ TEST(ProbeJoin, OneWorkQueueIsCautionedOnlyWhereKernelsUsedSeveralStreams) {
   ASSERT_TRUE(caution.has_value());
   EXPECT_NE(caution->find("3 streams"), std::string::npos) << *caution;
   EXPECT_NE(caution->find("CUDA_DEVICE_MAX_CONNECTIONS"), std::string::npos) << *caution;
-  EXPECT_NE(caution->find("run.environment"), std::string::npos) << *caution;
+  EXPECT_NE(caution->find("run.env in the program spec"), std::string::npos) << *caution;
   EXPECT_FALSE(workQueueCaution(json{{"work_queues", 1}, {"kernel_streams", 1}}));
   EXPECT_FALSE(workQueueCaution(json{{"kernel_streams", 4}}));
   EXPECT_FALSE(workQueueCaution(json{{"work_queues", 1}}));

@@ -78,7 +78,7 @@ std::size_t kernelStreams(const std::vector<json>& kernels) {
 // (scripts/gpu/startup-experiment.sh, BENCHMARKS.md). A program that runs all its kernels on one
 // stream does the same work either way; with several streams one queue may serialize kernels that
 // overlapped in the reference run, so the probe join flags such runs. The program spec's
-// run.environment can set CUDA_DEVICE_MAX_CONNECTIONS itself; then it is left alone.
+// run.env can set CUDA_DEVICE_MAX_CONNECTIONS itself; then it is left alone.
 constexpr const char* kWorkQueuesVariable = "CUDA_DEVICE_MAX_CONNECTIONS";
 constexpr const char* kProbeWorkQueues = "1";
 
