@@ -8,10 +8,9 @@
 # in a thread that was not Python's main one while torch.cuda.is_available() was in cuInit.
 # Usage: N=100 MODES="early inline" cupti-init-stress.sh
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus_cupti_sass 2>"$out/stress-build.log") || { tail -30 "$out/stress-build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build stress-build.log argus_cupti_sass
 lib=$(find "$B" -name libargus_cupti_sass.so | head -1)
 program='
 import ctypes, time

@@ -2,11 +2,9 @@
 # Runs ON the GPU machine: the seed tracing-overhead benchmark with the trace pass's two overflow
 # modes (count: atomic on overflow; clamp: branch-free, sequence-numbered records) at three sizes.
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-B=$(scripts/gpu/device-build.sh 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build build.log
 for mode in count clamp; do
   echo "=== overflow=$mode"
   PASS_OPTION=overflow=$mode INNER=8,64,512 REPS=200 SKIP_PROTON=1 \

@@ -11,14 +11,11 @@
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build disturb-build.log argus argus_inject argus_bench_disturb
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus argus_inject argus_bench_disturb 2>"$out/disturb-build.log") ||
-  { tail -30 "$out/disturb-build.log"; exit 1; }
 disturb="$B/bench/probe_multirun/argus_bench_disturb"
 w=/tmp/probe-disturb
 rm -rf "$w"; mkdir -p "$w"

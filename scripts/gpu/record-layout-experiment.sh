@@ -12,11 +12,9 @@
 # bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
 # launches after 20 warm-ups), two alternating rounds.
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build build.log argus argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=bench/trace_overhead/argus.yaml
 w=/tmp/record-layout

@@ -4,12 +4,10 @@
 # and 1), alternating twice, compute and memory kernels at inner 8/64/512. summarize.py checks that
 # every traced launch kept all 65,536 records with none dropped.
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(ARGUS_BUILD_DIR=${ARGUS_BUILD_DIR:-/tmp/argus-build-rs} scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") ||
-  { tail -30 "$out/build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+export ARGUS_BUILD_DIR="${ARGUS_BUILD_DIR:-/tmp/argus-build-rs}"
+gpu_build build.log argus argus_inject
 for round in 1 2; do
   for mode in leader paired; do
     echo "=== round $round record_store=$mode"

@@ -16,12 +16,9 @@
 #   injconn1 inject with CUDA_DEVICE_MAX_CONNECTIONS=1
 # Usage: N=8 REPEATS=3 MODES="plain inject notimes" startup-experiment.sh
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/startup-build.log") ||
-  { tail -30 "$out/startup-build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build startup-build.log argus argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"
 w=/tmp/startup
 rm -rf "$w"; mkdir -p "$w"

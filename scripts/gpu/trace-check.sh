@@ -2,11 +2,9 @@
 # Runs ON the GPU machine: builds Argus, runs the `gpu` tests, and the seed tracing-overhead
 # benchmark at three sizes without the Proton part (a quick check after a tracer change).
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-B=$(scripts/gpu/device-build.sh 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build build.log
 ctest --test-dir "$B" -L gpu --output-on-failure >"$out/ctest-gpu.log" 2>&1
 grep -E "tests passed|Failed|^(ok|FAIL)" "$out/ctest-gpu.log" | head -20
 INNER=${INNER:-8,64,512} REPS=${REPS:-200} SKIP_PROTON=1 \

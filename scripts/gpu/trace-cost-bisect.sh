@@ -9,12 +9,10 @@
 #   lane0     leader = lane 0 (%laneid == 0) instead of activemask + elect.sync
 #   nocount   the record counter stays 0 (every record goes to the slot's first place)
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(ARGUS_BUILD_DIR=/tmp/argus-build-lead scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") ||
-  { tail -30 "$out/build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+export ARGUS_BUILD_DIR=/tmp/argus-build-lead
+gpu_build build.log argus argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=bench/trace_overhead/argus.yaml
 w=/tmp/bisect

@@ -8,14 +8,12 @@
 #  4. the TTGIR Argus read from the dump has the same region IDs as the PTX.
 # Writes under $OUT: triton-summary.txt, trace.json, timeline.json.
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
 summary="$out/triton-summary.txt"
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
-B=$(scripts/gpu/device-build.sh 2>"$out/triton-build.log") || { tail -30 "$out/triton-build.log"; exit 1; }
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
+gpu_build triton-build.log
 inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=examples/triton_matmul/argus.yaml
 python3 -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)" | tee -a "$summary"

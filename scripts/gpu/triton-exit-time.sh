@@ -7,11 +7,9 @@
 # (ARGUS_GPU_TURN). Prints, per run, the time to PASS (the script's last line) and from PASS to
 # the process's end as its parent sees it. Under three minutes.
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build build.log argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 time_run() {  # label env...

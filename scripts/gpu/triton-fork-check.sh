@@ -4,12 +4,10 @@
 # argus_triton_probe_latency_gpu (TMA probes on the Triton matmul; about 20 s per probe process).
 # Builds only the argus binary and the injection library; logs under $OUT.
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
 start=$(date +%s)
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+gpu_build build.log argus argus_inject
 echo "built in $(($(date +%s) - start)) s"
 # $TESTS picks (name:seconds ...).
 for t in ${TESTS:-argus_triton_fork_gpu:220 argus_triton_probe_latency_gpu:300}; do

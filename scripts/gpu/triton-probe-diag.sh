@@ -7,11 +7,9 @@
 # hanging probe waits: a GPU kernel that never finishes (utilization stays 100 %) or a process
 # waiting for the turn (flock in its wait channel).
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}/triton-diag"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup "${OUT:-/tmp/argus-out}/triton-diag"
+gpu_build build.log argus argus_inject
 ws=/tmp/argus-ws-triton-diag
 rm -rf "$ws"
 ARGUS_TRACE_VERBOSE=1 "$B/argus" query --program examples/triton_matmul/argus.yaml \

@@ -14,11 +14,9 @@
 #            emptied of the program's earlier work
 # joined with +, e.g. idle2+settle5.
 set -uo pipefail
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu
-B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || { tail -30 "$out/build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build build.log argus argus_inject
 for rep in $(seq "${REPEATS:-1}"); do
   for mode in ${MODES:-shared none}; do
     env=()

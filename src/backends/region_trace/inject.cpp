@@ -220,8 +220,15 @@ SymbolInfo findSymbol(CUfunction f) {
   SymbolInfo info;
   CUdeviceptr address = 0;
   size_t bytes = 0;
+  // The module or library `f` belongs to, once known, and a global of it by name.
   CUmodule foundModule = nullptr;
   CUlibrary foundLibrary = nullptr;
+  auto global = [&](const char* name, CUdeviceptr* at, size_t* size) {
+    if (foundModule != nullptr)
+      return api.cuModuleGetGlobal(at, size, foundModule, name) == CUDA_SUCCESS;
+    return foundLibrary != nullptr &&
+           api.cuLibraryGetGlobal(at, size, foundLibrary, name) == CUDA_SUCCESS;
+  };
   auto fromModule = [&](CUfunction fn, const char* how) {
     CUmodule module = nullptr;
     if (api.cuFuncGetModule == nullptr || api.cuFuncGetModule(&module, fn) != CUDA_SUCCESS ||
@@ -230,9 +237,8 @@ SymbolInfo findSymbol(CUfunction f) {
     }
     info.module = hex(module);
     info.lookup = how;
-    if (api.cuModuleGetGlobal(&address, &bytes, module, symbol) != CUDA_SUCCESS) return false;
     foundModule = module;
-    return true;
+    return global(symbol, &address, &bytes);
   };
   bool found = fromModule(f, "module");
   if (!found && info.module.empty() && api.cuKernelGetFunction != nullptr) {
@@ -249,8 +255,8 @@ SymbolInfo findSymbol(CUfunction f) {
         library != nullptr) {
       info.module = hex(library);
       info.lookup = "library";
-      found = api.cuLibraryGetGlobal(&address, &bytes, library, symbol) == CUDA_SUCCESS;
-      if (found) foundLibrary = library;
+      foundLibrary = library;
+      found = global(symbol, &address, &bytes);
     }
   }
   if (found && bytes < sizeof(std::uint64_t)) {
@@ -264,12 +270,7 @@ SymbolInfo findSymbol(CUfunction f) {
   // symbol writes full records.
   CUdeviceptr layout = 0;
   size_t layoutBytes = 0;
-  const bool hasLayout =
-      found &&
-      (foundModule != nullptr ? api.cuModuleGetGlobal(&layout, &layoutBytes, foundModule,
-                                                      trace::kTraceLayoutSymbol) == CUDA_SUCCESS
-                              : api.cuLibraryGetGlobal(&layout, &layoutBytes, foundLibrary,
-                                                       trace::kTraceLayoutSymbol) == CUDA_SUCCESS);
+  const bool hasLayout = found && global(trace::kTraceLayoutSymbol, &layout, &layoutBytes);
   if (hasLayout) {
     std::uint32_t recordBytes = 0;
     if (layoutBytes != sizeof recordBytes ||
