@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (carry .debs): issue 5's overhead figures against where ptxas places
+# the seed kernels' loops. Builds the trace-free and the traced (full_trace, the default compact
+# layout) seed kernels, each with $PADS (default "0 1 2 3 4 5 6 7") padding blocks at the kernel
+# entry (bench/trace_overhead/placement_edits.py: 3 SASS instructions each, so 0..7 put the loops
+# at every 16-byte offset within a 128-byte line), and measures every build like
+# bench/trace_overhead/run.sh (CUPTI medians of 200 launches after 20 warm-ups; $KERNELS:
+# compute|memory|both, default both), $ROUNDS rounds (default 2). Prints per kernel and inner
+# size the trace-free and traced medians over the paddings (min / median / max) and the
+# overhead of the medians: the spread of the trace-free builds is the resolution of any
+# overhead taken against one trace-free build.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+gpu_build build.log argus argus_inject
+inject="$B/src/backends/region_trace/libargus_inject.so"
+spec=bench/trace_overhead/argus.yaml
+w=/tmp/placement
+rm -rf "$w"; mkdir -p "$w"
+"$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
+"$B/argus" build --program $spec --variant full_trace -o $w/traced >/dev/null || exit 1
+pads="${PADS:-0 1 2 3 4 5 6 7}"
+for v in free traced; do
+  for p in $pads; do
+    python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
+      "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
+        >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; exit 1; }
+  done
+done
+run() {  # run DIR EXE: the trace folder DIR and the harness's lines in DIR.jsonl
+  CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$1" ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 \
+    "$2" --kernel "${KERNELS:-both}" --inner 8,64,512 --reps 200 --warmup 20 > "$1.jsonl" 2>"$1.err"
+}
+for round in $(seq "${ROUNDS:-2}"); do
+  for p in $pads; do
+    d="$w/runs/$round/$p"
+    mkdir -p "$d"
+    run "$d/trace_free" "$w/free$p/trace_overhead"
+    run "$d/full_trace" "$w/traced$p/trace_overhead"
+    python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_' >"$d.lines"
+    grep -v '^trace_free:' "$d.check" && echo "(round $round, padding $p: traced records incomplete)"
+  done
+done
+python3 - "$w/runs" <<'PY'
+import collections, pathlib, statistics, sys
+free, traced = collections.defaultdict(list), collections.defaultdict(list)
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*/*.lines")):
+    for line in f.read_text().splitlines():
+        kernel, inner, a, b = line.split()[:4]
+        free[(kernel, int(inner))].append(float(a))
+        traced[(kernel, int(inner))].append(float(b))
+def spread(v):
+    return f"{min(v):.2f} / {statistics.median(v):.2f} / {max(v):.2f}"
+print("| kernel | inner | trace-free us (min / median / max over paddings and rounds) | traced us | + us (medians) | trace-free spread (max - min) |")
+print("| --- | --- | --- | --- | --- | --- |")
+for key in sorted(free):
+    a, b = free[key], traced[key]
+    print(f"| {key[0]} | {key[1]} | {spread(a)} | {spread(b)} | "
+          f"{statistics.median(b) - statistics.median(a):+.2f} | {max(a) - min(a):.2f} |")
+PY
