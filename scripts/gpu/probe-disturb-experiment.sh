@@ -7,7 +7,10 @@
 # without the neighbour; the neighbour runs from 1 s before the probe query to its end. A mode
 # MODExN starts N such neighbours, and MODE@inject runs them under libargus_inject.so (CUPTI
 # callbacks and kernel activity on, as in a probe process; no turn); MODE:N pauses N ms between
-# the neighbour's rounds. Prints,
+# the neighbour's rounds; MODE/N answers the query with N probe processes at once
+# (--concurrent-probes N, default 1): `alone/8` against `kernel/8` (1-block kernels back to back
+# keep the GPU busy) tests whether the first kernels of a concurrent batch, the ones that came out
+# high in BENCHMARKS.md, are so because the GPU was idle before them. Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
 set -uo pipefail
@@ -25,6 +28,8 @@ modes="${MODES:-alone cpu idle malloc copy pageable hostmem context process kern
 n=0
 for mode in $modes; do
   n=$((n + 1))
+  at_once=1
+  if [ "${mode%/*}" != "$mode" ]; then at_once="${mode##*/}" mode="${mode%/*}"; fi
   ws="$w/ws-$n-$mode"
   "$B/argus" query "${common[@]}" --workspace "$ws" --signals duration --json >"$w/warm-$n.json" ||
     { echo "$mode: reference query failed"; continue; }
@@ -45,35 +50,47 @@ for mode in $modes; do
     sleep 1
   fi
   t0=$(date +%s.%N)
-  "$B/argus" query "${common[@]}" --workspace "$ws" --concurrent-probes 1 --signals op_latency \
-    --json >"$w/probe-$n-$mode.json" 2>"$w/probe-$n.err"
+  "$B/argus" query "${common[@]}" --workspace "$ws" --concurrent-probes "$at_once" --signals op_latency \
+    --json >"$w/probe-$n-$mode@$at_once.json" 2>"$w/probe-$n.err"
   rc=$? t1=$(date +%s.%N)
   for pid in "${pids[@]}"; do kill -TERM "$pid"; wait "$pid"; done
-  echo "$mode: probe query exit $rc, $(python3 -c "print(f'{$t1 - $t0:.1f}')") s; neighbour: $(cat "$w/disturb-$n.log" 2>/dev/null | tail -1)"
+  echo "$mode ($at_once at once): probe query exit $rc, $(python3 -c "print(f'{$t1 - $t0:.1f}')") s; neighbour: $(cat "$w/disturb-$n.log" 2>/dev/null | tail -1)"
 done
 python3 - "$w" <<'PY' | tee "$out/disturb.md"
 import glob, json, os, re, sys
 runs = sorted(glob.glob(os.path.join(sys.argv[1], "probe-*.json")),
               key=lambda p: int(re.search(r"probe-(\d+)-", p).group(1)))
 def latencies(path):
+    """{(op, iteration): latency median} and the probes whose kernels ran before any other
+    probe process of the query had ended (the join's isolation.neighbours, last_exit null)."""
     try:
-        ops = json.load(open(path))["signals"]["op_latency"]["value"]["ops"]
-    except Exception as e:
-        return None
-    return {(o["op"].split(":", 1)[1], o["iteration"]): o["latency"]["median"] for o in ops}
-tables = [(re.search(r"probe-\d+-(.*)\.json", p).group(1), latencies(p)) for p in runs]
-base = next((t for m, t in tables if m == "alone" and t), None)
+        value = json.load(open(path))["signals"]["op_latency"]["value"]
+    except Exception:
+        return None, set()
+    key = lambda o: (o["op"].split(":", 1)[1], o["iteration"])
+    around = {n["collect"]: n for n in value.get("isolation", {}).get("neighbours", [])}
+    first = {key(o) for o in value["ops"]
+             if o.get("provenance", {}).get("collect_task") in around and
+             around[o["provenance"]["collect_task"]].get("last_exit") is None}
+    return {key(o): o["latency"]["median"] for o in value["ops"]}, first
+tables = [(re.search(r"probe-\d+-(.*)\.json", p).group(1), *latencies(p)) for p in runs]
+base = next((t for m, t, _ in tables if m == "alone@1" and t), None)
 if base is None:
-    sys.exit("no `alone` run joined: nothing to compare")
+    sys.exit("no `alone` run (one probe at a time) joined: nothing to compare")
 keys = sorted(base)
-print("| neighbour | " + " | ".join(f"{op} it {it}" for op, it in keys) + " | > 15 % off | largest |")
-print("| --- " * (len(keys) + 3) + "|")
-for mode, t in tables:
+print("Latency medians (ns); * marks a probe whose kernels ran before any other probe process had "
+      "ended (one at a time: the first probe).\n")
+print("| neighbour@at once | " + " | ".join(f"{op} it {it}" for op, it in keys) +
+      " | > 15 % off | largest | off among the * |")
+print("| --- " * (len(keys) + 4) + "|")
+for mode, t, first in tables:
     if not t:
-        print(f"| {mode} | " + " | ".join("-" for _ in keys) + " | no report | |")
+        print(f"| {mode} | " + " | ".join("-" for _ in keys) + " | no report | | |")
         continue
-    diffs = [(t[k] - base[k]) / base[k] for k in keys if k in t]
-    off = sum(abs(d) > 0.15 for d in diffs)
-    cells = " | ".join(f"{t[k]:.0f}" if k in t else "-" for k in keys)
-    print(f"| {mode} | {cells} | {off} of {len(diffs)} | {100 * max(diffs, key=abs):+.1f} % |")
+    diffs = {k: (t[k] - base[k]) / base[k] for k in keys if k in t}
+    off = sum(abs(d) > 0.15 for d in diffs.values())
+    cells = " | ".join((f"{t[k]:.0f}" + ("*" if k in first else "")) if k in t else "-" for k in keys)
+    off_first = sum(abs(diffs[k]) > 0.15 for k in first if k in diffs)
+    print(f"| {mode} | {cells} | {off} of {len(diffs)} | "
+          f"{100 * max(diffs.values(), key=abs):+.1f} % | {off_first} of {len(first)} |")
 PY
