@@ -183,6 +183,28 @@ TEST_F(VariantBuild, ModifiedPtxIsWhatPtxasCompiles) {
   EXPECT_EQ(*kept, modified);
 }
 
+// Variants link with gold where the host has it (faster for every probe build), and a link gold
+// refuses (here an ld.bfd-only option from the spec's link_libraries) is run again with the
+// default linker, so the build still succeeds and the log says which linker made it.
+TEST_F(VariantBuild, LinksWithGoldAndFallsBackToTheDefaultLinker) {
+  if (auto gold = findTool("ld.gold"); !gold) GTEST_SKIP() << "no ld.gold on this host";
+  auto ptx = frontEndPtx(spec_);
+  ASSERT_TRUE(ptx) << ptx.error().text();
+  auto built = buildWithPtx(spec_, *ptx, root_ / "gold");
+  ASSERT_TRUE(built) << built.error().text();
+  EXPECT_NE(built->log().find("step `nvcc link (gold)`: exit 0"), std::string::npos)
+      << built->log();
+
+  spec_.linkLibraries.push_back("--linker-options=--no-warn-rwx-segments");  // ld.bfd 2.39+
+  auto retried = buildWithPtx(spec_, *ptx, root_ / "default");
+  ASSERT_TRUE(retried) << retried.error().text();
+  EXPECT_TRUE(fs::is_regular_file(retried->executable));
+  const std::string log = retried->log();
+  EXPECT_NE(log.find("step `nvcc link (gold)`: exit 1"), std::string::npos) << log;
+  EXPECT_NE(log.find("step `nvcc link (gold failed: default linker)`: exit 0"), std::string::npos)
+      << log;
+}
+
 TEST_F(VariantBuild, BadPtxNamesPtxasAndTheLine) {
   auto ptx = frontEndPtx(spec_);
   ASSERT_TRUE(ptx) << ptx.error().text();
