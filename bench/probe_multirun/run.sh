@@ -15,6 +15,7 @@ out="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$out"
 summary="$out/summary.md"
+rm -f "$out/critical_path.txt"
 echo "| probes | at once | submit->synthesized (s) | s/probe | compile+link (s, summed) | run (s, summed) | run span (s) | synthesis (s) | workspace MiB/probe | query wall (s) | kernels overlapping |" >"$summary"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >>"$summary"
 # One probe: the second TMA load (whose phase no later load shares) in iteration 0, selected with
@@ -62,10 +63,10 @@ ops = value.get("ops", [])
 assert len(ops) == n, f"{len(ops)} of {n} probes joined: {value.get('failed')}"
 iso = value.get("isolation", {})
 total = (end - start) / 1000
-# The query's critical path, seconds after discovery starts (one line per row; the summary
-# table is the file's first lines): when the first and last task of each kind started and ended,
-# and each kind's median duration.
-import statistics
+# The query's critical path, ms after discovery starts, one line per measured query appended to
+# critical_path.txt in the order they ran: when the first and last task of each kind started and
+# ended, and each kind's median duration.
+import os, statistics
 kinds = {"variant": "variant/probe[", "build": "build/probe[", "collect": "collect/probe[",
          "join": "synth/forced_completion_probe"}
 steps = []
@@ -75,7 +76,7 @@ for kind, prefix in kinds.items():
         steps.append(f"{kind} {min(a for a, _ in s) - start:.0f}-{max(b for _, b in s) - start:.0f} ms"
                      f" (first ends {min(b for _, b in s) - start:.0f}, median "
                      f"{statistics.median(b - a for a, b in s):.0f} ms)")
-with open(report + ".path", "w") as f:
+with open(os.path.join(os.path.dirname(report), "critical_path.txt"), "a") as f:
     f.write(f"{n} probes, {at_once} at once: " + "; ".join(steps) + "\n")
 print(f"| {n} | {at_once} | {total:.2f} | {total / n:.3f} | {compile_s:.2f} | {run_s:.2f} | {run_span:.2f} | {synth_s:.3f} | {(after - before) / n / 2**20:.2f} | {float(t1) - float(t0):.2f} | {len(iso.get('overlaps', []))} of {iso.get('kernels_checked', 0)} kernels |")
 PY
@@ -84,7 +85,7 @@ for iters in 0 1 2 4 8; do measure "$iters" 8; done
 measure 4 1  # the 8 probes again, one process at a time, twice (the run-to-run spread)
 measure 4 1 b
 cat "$summary"
-echo; cat "$out"/probe_*.json.path | tee "$out/critical_path.txt"
+echo; cat "$out/critical_path.txt"
 # Probe by probe: concurrent processes taking turns against one process at a time, and one process
 # at a time against itself (a second run: how much the latencies move between runs anyway).
 python3 - "$out/probe_8_x8.json" "$out/probe_8_x1.json" "$out/probe_8_x1b.json" <<'PY' | tee "$out/equivalence.md"

@@ -7,13 +7,16 @@ much of a measured "overhead" is only where ptxas placed the loop).
 Inserts PAD blocks at the start of every `.entry` of a seed kernel build (trace-free or traced),
 before its first instruction. Each block stores a %clock read through the kernel's first
 pointer parameter under a predicate that is false at run time (the pointer equal to 1) but that
-ptxas cannot decide, so it keeps the block: a few SASS instructions that run once per thread and
-shift every later instruction, the FMA loop among them, by their size. The kernels' results and
-their inner loops' code are unchanged (check the loop's address with cuobjdump -sass).
+ptxas cannot decide, so it keeps the block: SASS instructions that run once per thread and shift
+every later instruction, the FMA loop among them, by their size (ptxas 13.0: 6 for the first
+block, which also loads and compares the pointer, 3 for each further one; PAD 1..8 reach every
+16-byte offset in a 128-byte line). The kernels' results are unchanged and their loops nearly
+so (registers renamed; in the trace-free seed_memory from PAD 3 on one HFMA2.MMA in the loop
+becomes an IMAD.MOV); check with cuobjdump -sass.
 
-Measured with scripts/gpu/record-layout-experiment.sh (PLACEMENTS="0 1 2 3"): the spread of the
-trace-free kernel's duration over paddings is the resolution of any overhead figure taken
-against one trace-free build.
+Measured with scripts/gpu/placement-experiment.sh ($PADS): the spread of the trace-free
+kernel's duration over paddings is the resolution of any overhead figure taken against one
+trace-free build.
 """
 import re
 import sys

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (carry .debs): issue 5's overhead figures against where ptxas places
 # the seed kernels' loops. Builds the trace-free and the traced (full_trace, the default compact
-# layout) seed kernels, each with $PADS (default "0 1 2 3 4 5 6 7") padding blocks at the kernel
-# entry (bench/trace_overhead/placement_edits.py: 3 SASS instructions each, so 0..7 put the loops
-# at every 16-byte offset within a 128-byte line), and measures every build like
+# layout) seed kernels, each with $PADS (default "1 2 3 4 5 6 7 8") padding blocks at the kernel
+# entry (bench/trace_overhead/placement_edits.py: the first block 6 SASS instructions, each
+# further one 3, so 1..8 put the loops at every 16-byte offset within a 128-byte line, checked
+# with cuobjdump for ptxas 13.0), and measures every build like
 # bench/trace_overhead/run.sh (CUPTI medians of 200 launches after 20 warm-ups; $KERNELS:
 # compute|memory|both, default both), $ROUNDS rounds (default 2). Prints per kernel and inner
 # size the trace-free and traced medians over the paddings (min / median / max) and the
@@ -19,7 +20,7 @@ w=/tmp/placement
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
 "$B/argus" build --program $spec --variant full_trace -o $w/traced >/dev/null || exit 1
-pads="${PADS:-0 1 2 3 4 5 6 7}"
+pads="${PADS:-1 2 3 4 5 6 7 8}"
 for v in free traced; do
   for p in $pads; do
     python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&

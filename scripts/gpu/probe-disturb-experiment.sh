@@ -14,11 +14,11 @@
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-gpu_setup
-gpu_build disturb-build.log argus argus_inject argus_bench_disturb
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+source scripts/gpu/lib.sh
+gpu_setup
+gpu_build disturb-build.log argus argus_inject argus_bench_disturb
 disturb="$B/bench/probe_multirun/argus_bench_disturb"
 w=/tmp/probe-disturb
 rm -rf "$w"; mkdir -p "$w"

@@ -6,8 +6,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
-export ARGUS_BUILD_DIR="${ARGUS_BUILD_DIR:-/tmp/argus-build-rs}"
-gpu_build build.log argus argus_inject
+ARGUS_BUILD_DIR="${ARGUS_BUILD_DIR:-/tmp/argus-build-rs}" gpu_build build.log argus argus_inject
 for round in 1 2; do
   for mode in leader paired; do
     echo "=== round $round record_store=$mode"

@@ -11,8 +11,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
-export ARGUS_BUILD_DIR=/tmp/argus-build-lead
-gpu_build build.log argus argus_inject
+ARGUS_BUILD_DIR=/tmp/argus-build-lead gpu_build build.log argus argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=bench/trace_overhead/argus.yaml
 w=/tmp/bisect

@@ -274,6 +274,9 @@ TEST(ProbeJoin, OneWorkQueueIsCautionedOnlyWhereKernelsUsedSeveralStreams) {
   EXPECT_FALSE(workQueueCaution(json{{"work_queues", 1}}));
   EXPECT_FALSE(workQueueCaution(json{{"work_queues", 8}, {"kernel_streams", 2}}));
   EXPECT_FALSE(workQueueCaution(json::object()));
+  // As a run record reads back from its artifact: unsigned numbers.
+  EXPECT_TRUE(workQueueCaution(json::parse(R"({"work_queues": 1, "kernel_streams": 2})")));
+  EXPECT_FALSE(workQueueCaution(json::parse(R"({"work_queues": 1, "kernel_streams": 1})")));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,9 @@ struct TraceBundle {
   /// {exit_code, device, command, stdout_tail, stderr_tail, injection_errors, process_ns: [start,
   /// end] of the run in ns since the epoch}, and when the
   /// library wrote them: kernel_intervals ([[start_ns, end_ns]...], CUPTI's clock) and gpu_turn
-  /// (turn.json: the wait for the device's turn).
+  /// (turn.json: the wait for the device's turn); for a probe run with one hardware work queue,
+  /// work_queues (1) and kernel_streams (the (context, stream) pairs its kernels ran on, when
+  /// CUPTI recorded kernels).
   nlohmann::json run;
   std::vector<BundleLaunch> launches;
 };
@@ -50,6 +53,12 @@ struct TraceBundle {
 /// The lock file of a device's turn (ARGUS_GPU_TURN, src/backends/region_trace/gpu_turn.h): one
 /// per device id in the temporary directory, so every Argus run on the machine shares it.
 [[nodiscard]] std::filesystem::path gpuTurnFile(const std::string& device);
+
+/// How many streams the kernels of a kernels.jsonl (the injection library's CUPTI kernel records,
+/// one object a line) ran on: distinct (context, stream) pairs, as CUPTI's stream ids are unique
+/// within a context only. nullopt when no record has a stream (no kernel activity, or a library
+/// older than the field). Copies and memsets are not among the records.
+[[nodiscard]] std::optional<std::size_t> kernelStreams(const std::vector<nlohmann::json>& kernels);
 
 /// The executable input as a file that can run (memoized inputs may arrive as bytes: then they
 /// are written to dir/program).

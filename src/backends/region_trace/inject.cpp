@@ -782,8 +782,8 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
           record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
         continue;
       }
-      // start/end/correlationId/streamId/name sit at the same offsets in every
-      // CUpti_ActivityKernelN.
+      // start/end/correlationId/contextId/streamId/name sit at the same offsets in every
+      // CUpti_ActivityKernelN since 3.
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       std::int64_t seq = -1;
       {
@@ -800,6 +800,7 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
                ",\"start_ns\":" + std::to_string(k->start) +
                ",\"end_ns\":" + std::to_string(k->end) +
                ",\"duration_ns\":" + std::to_string(k->end - k->start) +
+               ",\"context\":" + std::to_string(k->contextId) +
                ",\"stream\":" + std::to_string(k->streamId) + "}\n";
     }
     std::lock_guard lock(gState->mutex);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -63,22 +64,15 @@ json kernelIntervals(const std::vector<json>& kernels) {
   return out;
 }
 
-/// How many streams the kernels of a kernels.jsonl ran on (CUPTI's stream ids).
-std::size_t kernelStreams(const std::vector<json>& kernels) {
-  std::set<std::uint64_t> streams;
-  for (const json& k : kernels)
-    if (k.value("stream", json()).is_number_unsigned())
-      streams.insert(k["stream"].get<std::uint64_t>());
-  return streams.size();
-}
-
-// The hardware work queues a probe process's context gets. Creating a context with the driver's
-// default of 8 dominates a probe's start-up when several start at once: on the H200, 8 processes
-// of the TMA GEMM started together took 1.52 s with 8 queues and 0.68 s with one
-// (scripts/gpu/startup-experiment.sh, BENCHMARKS.md). A program that runs all its kernels on one
-// stream does the same work either way; with several streams one queue may serialize kernels that
-// overlapped in the reference run, so the probe join flags such runs. The program spec's
-// run.env can set CUDA_DEVICE_MAX_CONNECTIONS itself; then it is left alone.
+// The hardware work queues a one-GPU probe process's context gets (the runs that take GPU
+// turns). Creating contexts with the driver's default of 8 dominates a probe's start-up when
+// several start at once: on the H200, 8 processes of the TMA GEMM started together under
+// libargus_inject.so took 1.58-1.69 s with 8 queues and 0.89 s with one
+// (scripts/gpu/startup-experiment.sh, BENCHMARKS.md). A program that runs all its GPU work on
+// one stream does the same work either way; with several streams one queue may serialize work
+// that overlapped in the reference run, so the probe join flags runs whose kernels used several
+// streams (copies on other streams are not seen). Where the program spec's run.env or Argus's
+// own environment sets CUDA_DEVICE_MAX_CONNECTIONS, that value stays.
 constexpr const char* kWorkQueuesVariable = "CUDA_DEVICE_MAX_CONNECTIONS";
 constexpr const char* kProbeWorkQueues = "1";
 
@@ -111,8 +105,9 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
       {"CUDA_MODULE_LOADING", "EAGER"}};
   if (ctx.task.isolation.gpuTurns && ctx.device)
     environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
-  const bool oneWorkQueue =
-      ctx.task.isolation.gpuTurns && !spec.run.environment.contains(kWorkQueuesVariable);
+  const bool oneWorkQueue = ctx.task.isolation.gpuTurns &&
+                            !spec.run.environment.contains(kWorkQueuesVariable) &&
+                            std::getenv(kWorkQueuesVariable) == nullptr;
   if (oneWorkQueue) environment.emplace_back(kWorkQueuesVariable, kProbeWorkQueues);
   const auto epochNs = [] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -144,7 +139,7 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   // so beside the probe's latency).
   if (oneWorkQueue) {
     bundle.run["work_queues"] = 1;
-    bundle.run["kernel_streams"] = kernelStreams(kernels);
+    if (const auto streams = kernelStreams(kernels)) bundle.run["kernel_streams"] = *streams;
   }
   // One line per time the process took the turn; the first holds the wait before its GPU work.
   if (const auto taken = jsonObjectLines(traceDir / "turn.json"); !taken.empty()) {
@@ -176,6 +171,15 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
 }
 
 }  // namespace
+
+std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {
+  std::set<std::pair<std::uint64_t, std::uint64_t>> streams;
+  for (const json& k : kernels)
+    if (k.value("stream", json()).is_number_unsigned())
+      streams.emplace(k.value("context", std::uint64_t{0}), k["stream"].get<std::uint64_t>());
+  if (streams.empty()) return std::nullopt;
+  return streams.size();
+}
 
 fs::path gpuTurnFile(const std::string& device) {
   std::error_code ec;

@@ -36,5 +36,25 @@ TEST(TraceBundle, DamageIsReportedWithOffsets) {
   EXPECT_NE(header.error().message.find("truncated"), std::string::npos);
 }
 
+// Streams are told apart by (context, stream): CUPTI numbers streams per context. Lines as the
+// injection library writes them to kernels.jsonl (after a JSON round trip: unsigned numbers).
+TEST(KernelStreams, CountsContextStreamPairsAndSaysWhenUnknown) {
+  auto lines = [](const char* text) {
+    std::vector<nlohmann::json> out;
+    for (auto& line : nlohmann::json::parse(text)) out.push_back(line);
+    return out;
+  };
+  EXPECT_EQ(kernelStreams(lines(R"([{"context": 1, "stream": 7}, {"context": 1, "stream": 7},
+                                    {"context": 1, "stream": 13}])")),
+            std::optional<std::size_t>(2));
+  EXPECT_EQ(kernelStreams(lines(R"([{"context": 1, "stream": 7}, {"context": 2, "stream": 7}])")),
+            std::optional<std::size_t>(2));
+  EXPECT_EQ(kernelStreams(lines(R"([{"context": 1, "stream": 7}])")),
+            std::optional<std::size_t>(1));
+  // Kernel records without stream ids (an older library), or none at all: unknown, not 0.
+  EXPECT_EQ(kernelStreams(lines(R"([{"seq": 0, "start_ns": 1, "end_ns": 2}])")), std::nullopt);
+  EXPECT_EQ(kernelStreams({}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace argus::backends
