@@ -506,8 +506,9 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
                    "another). With N > 1 their start-up overlaps and each takes the GPU's turn "
                    "from its first GPU work to its exit, so no two probes' GPU work overlaps (the "
                    "join checks their kernels). Faster (H200: 0.14-0.15 s/probe at 8 instead of "
-                   "0.33-0.37), but in one of three runs the first two probes' latencies differed "
-                   "by 33-59 % from the one-at-a-time run's, so it is not the default")
+                   "0.33-0.37), but in two of three runs one or two probes' latencies differed by "
+                   "18-59 % from the one-at-a-time run's (runs one at a time differ by up to 9 %), "
+                   "so it is not the default")
       ->check(CLI::Range(1, 64));
   return {Command{verb, [o] { return runQuery(*o); }}};
 }
