@@ -6,6 +6,12 @@
 #                               output in $out/LOG, and sets $B to the build folder
 #                               ($ARGUS_BUILD_DIR, else /tmp/argus-build); on failure prints the
 #                               log's last 30 lines and exits 1.
+#   seed_run DIR EXE            runs a seed-kernel harness EXE (bench/trace_overhead) as
+#                               bench/trace_overhead/run.sh does: under $B's libargus_inject.so,
+#                               kernels $KERNELS (default both), inner 8, 64 and 512, 200 timed
+#                               launches after 20 warm-ups; the trace folder is DIR, the
+#                               harness's lines go to DIR.jsonl (bench/trace_overhead/summarize.py
+#                               reads both).
 gpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 gpu_setup() {
@@ -19,4 +25,10 @@ gpu_build() {
   local log="$out/$1"
   shift
   B=$("$gpu_root/scripts/gpu/device-build.sh" "$@" 2>"$log") || { tail -30 "$log"; exit 1; }
+}
+
+seed_run() {
+  CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so" ARGUS_TRACE_DIR="$1" \
+    ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 "$2" --kernel "${KERNELS:-both}" \
+    --inner 8,64,512 --reps 200 --warmup 20 >"$1.jsonl" 2>"$1.err"
 }

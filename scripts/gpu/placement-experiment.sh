@@ -14,7 +14,6 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
 gpu_build build.log argus argus_inject
-inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=bench/trace_overhead/argus.yaml
 w=/tmp/placement
 rm -rf "$w"; mkdir -p "$w"
@@ -28,16 +27,12 @@ for v in free traced; do
         >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; exit 1; }
   done
 done
-run() {  # run DIR EXE: the trace folder DIR and the harness's lines in DIR.jsonl
-  CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$1" ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 \
-    "$2" --kernel "${KERNELS:-both}" --inner 8,64,512 --reps 200 --warmup 20 > "$1.jsonl" 2>"$1.err"
-}
 for round in $(seq "${ROUNDS:-2}"); do
   for p in $pads; do
     d="$w/runs/$round/$p"
     mkdir -p "$d"
-    run "$d/trace_free" "$w/free$p/trace_overhead"
-    run "$d/full_trace" "$w/traced$p/trace_overhead"
+    seed_run "$d/trace_free" "$w/free$p/trace_overhead"
+    seed_run "$d/full_trace" "$w/traced$p/trace_overhead"
     python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_' >"$d.lines"
     grep -v '^trace_free:' "$d.check" && echo "(round $round, padding $p: traced records incomplete)"
   done

@@ -15,7 +15,6 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
 gpu_build build.log argus argus_inject
-inject="$B/src/backends/region_trace/libargus_inject.so"
 spec=bench/trace_overhead/argus.yaml
 w=/tmp/record-layout
 rm -rf "$w"; mkdir -p "$w"
@@ -41,19 +40,15 @@ for v in $variants; do
     echo "$v $k: $(python3 bench/trace_overhead/sass_waits.py "$w/$v/seed_kernel.cubin" $k | tail -1)"
   done
 done
-run() {  # run DIR EXE: the trace folder DIR and the harness's lines in DIR.jsonl
-  CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$1" ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 \
-    "$2" --kernel "${KERNELS:-both}" --inner 8,64,512 --reps 200 --warmup 20 > "$1.jsonl" 2>"$1.err"
-}
 # Edited variants write records summarize.py does not expect (none, or 8/16-byte ones): it says so
 # on stderr; the durations are what this experiment compares.
 for round in 1 2; do
   mkdir -p $w/runs/$round
-  run $w/runs/$round/trace_free $w/free/trace_overhead
+  seed_run $w/runs/$round/trace_free $w/free/trace_overhead
   for v in full $variants; do
     d="$w/runs/$round/$v"
     mkdir -p $d
-    run "$d/full_trace" "$w/$v/trace_overhead"
+    seed_run "$d/full_trace" "$w/$v/trace_overhead"
     cp -r $w/runs/$round/trace_free $w/runs/$round/trace_free.jsonl "$d/"
     echo "== $v (round $round)"
     python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_'
