@@ -68,8 +68,12 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
     const trace::CompactRecord& close = slot[places - 1];
     const std::uint64_t highest = slot[places - 2].begin;
-    std::uint64_t written = 0;  // records in the record places
-    for (std::uint64_t i = 0; i < recordPlaces; ++i) written += valid(slot[i]) && !closes(slot[i]);
+    // Records in the first `n` record places.
+    const auto recordsIn = [&](std::uint64_t n) {
+      std::uint64_t found = 0;
+      for (std::uint64_t i = 0; i < n; ++i) found += valid(slot[i]) && !closes(slot[i]);
+      return found;
+    };
     const std::uint64_t count = close.begin;
     // No closing record, or a record past its count: then the closing record is an earlier
     // exit's (written before a guarded ret that was not taken). Either way the warp left by a
@@ -77,7 +81,7 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     bool closed = valid(close) && closes(close);
     for (std::uint64_t i = count; closed && i < recordPlaces; ++i) closed = !valid(slot[i]);
     if (!closed) {
-      if (written > 0 || highest > 0) {
+      if (const std::uint64_t written = recordsIn(recordPlaces); written > 0 || highest > 0) {
         ++out.unclosedSlots;
         out.unclosedRecords += std::max(written, highest);
         out.dropped += std::max(written, highest);
@@ -87,8 +91,7 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     // Past the record places every record went to the last one: it holds the newest, not the
     // next in sequence, and is left out with the others that did not fit.
     const std::uint64_t limit = count > recordPlaces ? recordPlaces - 1 : recordPlaces;
-    std::uint64_t kept = 0;
-    for (std::uint64_t i = 0; i < limit; ++i) kept += valid(slot[i]) && !closes(slot[i]);
+    const std::uint64_t kept = recordsIn(limit);
     out.dropped += count > kept ? count - kept : 0;
     if (highest > count) {  // lanes ran markers lane 0, which stores, did not run
       ++out.partedSlots;
