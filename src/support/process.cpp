@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -57,16 +58,25 @@ Result<ProcessResult> runProcess(const std::vector<std::string>& argv,
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
-  // The child's environment: ours, with the requested variables set or replaced.
+  // The child's environment: ours, with the requested variables set or replaced. A variable
+  // requested twice takes its last value (a program spec's run.env after Argus's defaults): the
+  // child sees one entry, since getenv would return the first of several.
   std::vector<std::string> envStrings;
+  const auto requested = [&](std::string_view name) {
+    return std::any_of(options.environment.begin(), options.environment.end(),
+                       [&](const auto& setting) { return setting.first == name; });
+  };
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry(*e);
-    std::string_view name = entry.substr(0, entry.find('='));
-    bool replaced = false;
-    for (const auto& [key, value] : options.environment) replaced = replaced || key == name;
-    if (!replaced) envStrings.emplace_back(entry);
+    if (!requested(entry.substr(0, entry.find('=')))) envStrings.emplace_back(entry);
   }
-  for (const auto& [key, value] : options.environment) envStrings.push_back(key + "=" + value);
+  for (std::size_t i = 0; i < options.environment.size(); ++i) {
+    const auto& [key, value] = options.environment[i];
+    const bool setLater = std::any_of(
+        options.environment.begin() + static_cast<std::ptrdiff_t>(i) + 1, options.environment.end(),
+        [&](const auto& later) { return later.first == key; });
+    if (!setLater) envStrings.push_back(key + "=" + value);
+  }
   std::vector<char*> cenv;
   cenv.reserve(envStrings.size() + 1);
   for (auto& e : envStrings) cenv.push_back(e.data());

@@ -56,5 +56,16 @@ TEST(RunProcess, ProgramsWrittenByWriteFileRun) {
   fs::remove_all(dir);
 }
 
+// A variable requested twice (Argus's default, then a program spec's run.env) reaches the child
+// once, with the later value; the others are inherited or set as asked.
+TEST(RunProcess, ALaterSettingOfAVariableReplacesAnEarlierOne) {
+  ProcessOptions options;
+  options.environment = {
+      {"ARGUS_TEST_A", "first"}, {"ARGUS_TEST_B", "b"}, {"ARGUS_TEST_A", "last"}};
+  auto ran = runProcess({"sh", "-c", "env | grep '^ARGUS_TEST_' | sort"}, options);
+  ASSERT_TRUE(ran.has_value()) << ran.error().message;
+  EXPECT_EQ(ran->out, "ARGUS_TEST_A=last\nARGUS_TEST_B=b\n");
+}
+
 }  // namespace
 }  // namespace argus

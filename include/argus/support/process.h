@@ -22,7 +22,8 @@ struct ProcessResult {
 struct ProcessOptions {
   std::optional<std::filesystem::path> workingDirectory = {};
   std::optional<std::chrono::seconds> timeout = {};  ///< Killed (SIGKILL) when exceeded.
-  /// Variables set (or replaced) in the child's environment; the rest is inherited.
+  /// Variables set (or replaced) in the child's environment, the last of several settings of one
+  /// variable winning; the rest is inherited.
   std::vector<std::pair<std::string, std::string>> environment = {};
 };
 
