@@ -76,6 +76,13 @@ json kernelIntervals(const std::vector<json>& kernels) {
 constexpr const char* kWorkQueuesVariable = "CUDA_DEVICE_MAX_CONNECTIONS";
 constexpr const char* kProbeWorkQueues = "1";
 
+// Modules load when the context is created (EAGER), in a process's set-up, rather than at their
+// first launch: their upload is then set-up work, out of the turn in which the measured launch
+// runs. Where Argus's own environment (or the spec's run.env) sets CUDA_MODULE_LOADING, that
+// value stays: with LAZY the kernel's code is uploaded inside the turn, right before its launch
+// (scripts/gpu/probe-outlier-experiment.sh compares the two).
+constexpr const char* kModuleLoadingVariable = "CUDA_MODULE_LOADING";
+
 Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
                                                 runtime::TaskContext& ctx) {
   auto exeInput = ctx.inputs.find("executable");
@@ -100,9 +107,9 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   fs::remove_all(traceDir, ec);
   fs::create_directories(traceDir, ec);
   std::vector<std::pair<std::string, std::string>> environment = {
-      {"CUDA_INJECTION64_PATH", library->string()},
-      {"ARGUS_TRACE_DIR", traceDir.string()},
-      {"CUDA_MODULE_LOADING", "EAGER"}};
+      {"CUDA_INJECTION64_PATH", library->string()}, {"ARGUS_TRACE_DIR", traceDir.string()}};
+  if (std::getenv(kModuleLoadingVariable) == nullptr)
+    environment.emplace_back(kModuleLoadingVariable, "EAGER");
   if (ctx.task.isolation.gpuTurns && ctx.device)
     environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
   const bool oneWorkQueue = ctx.task.isolation.gpuTurns &&
