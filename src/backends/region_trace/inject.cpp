@@ -53,6 +53,10 @@
 //                             memory.
 //   ARGUS_GPU_TURN_IDLE_FLUSH=0  no CUPTI activity flush before an idle release (default:
 //                             flushed, so CUPTI fetches its kernel records under the turn).
+//   ARGUS_GPU_TURN_QUIET_MS=N  after taking the turn, wait until N ms have passed since another
+//                             process sharing the turn file last ended its set-up or gave the
+//                             turn up at its exit (event turn_quiet; default kDefaultQuietMs;
+//                             gpu_turn.h says why). 0: no wait.
 //   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
 //                             (event turn_settled; default 0).
 //
@@ -154,6 +158,9 @@ struct State {
   /// for the driver's asynchronous copy-engine work of other processes (freed memory being
   /// scrubbed, say) to finish.
   std::uint64_t settleNs = 0;
+  /// ARGUS_GPU_TURN_QUIET_MS in ns: after taking the turn, wait until this long has passed since
+  /// another process last ended its set-up or gave the turn up (gpu_turn.h).
+  std::uint64_t quietNs = 0;
   /// ARGUS_GPU_TURN_IDLE_FLUSH (default 1): flush CUPTI's activity before an idle release.
   bool flushBeforeIdle = true;
   std::atomic<int> callsInFlight{0};              ///< Driver calls of the program under way.
@@ -164,6 +171,9 @@ struct State {
   std::atomic<bool> idleReleased{false};          ///< The turn was given up while idle.
   bool exiting = false;  ///< The exit handler ran: no turn is taken again (turnMutex).
 };
+
+/// ARGUS_GPU_TURN_QUIET_MS's default.
+constexpr std::uint64_t kDefaultQuietMs = 100;
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
 thread_local PendingLaunch tPending;
@@ -641,6 +651,7 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
       capture != CU_STREAM_CAPTURE_STATUS_NONE)
     return;
   vendor().cuCtxSynchronize();
+  gState->turn.noteEvent();  // this set-up's end, for the quiet time of the next holders
   const std::uint64_t asked = turnEvent("turn_asked");
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
@@ -648,6 +659,15 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     return;
   }
   std::uint64_t taken = turnEvent("turn_taken");
+  std::uint64_t quietNs = 0;
+  if (const auto last = gState->turn.lastOtherEvent(); last && gState->quietNs != 0) {
+    const std::uint64_t now = GpuTurn::nowNs();
+    if (now < *last + gState->quietNs) {
+      quietNs = *last + gState->quietNs - now;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(quietNs));
+      taken = turnEvent("turn_quiet");
+    }
+  }
   if (gState->settleNs != 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(gState->settleNs));
     taken = turnEvent("turn_settled");
@@ -657,7 +677,7 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
       "{\"lock\":" + jsonString(gState->turnPath) + ",\"pid\":" + std::to_string(::getpid()) +
       ",\"first_work\":" + jsonString(name) + ",\"asked_ns\":" + std::to_string(asked) +
       ",\"taken_ns\":" + std::to_string(taken) + ",\"waited_ns\":" + std::to_string(taken - asked) +
-      "}";
+      ",\"quiet_ns\":" + std::to_string(quietNs) + "}";
   appendLine(gState->dir / "turn.json", line);
 }
 
@@ -690,6 +710,7 @@ void idleWatch() {
     // not by CUPTI's own thread beside the next holder's work.
     if (gState->flushBeforeIdle && vendor().cuptiActivityFlushAll != nullptr)
       vendor().cuptiActivityFlushAll(0);
+    gState->turn.noteEvent();
     gState->turn.release();
     gState->idleReleased = true;
     turnEvent("turn_idle_released");
@@ -719,6 +740,7 @@ void releaseTurnAtExit() {
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
   if (!idle) return;
+  gState->turn.noteEvent();  // the quiet time of the next holder counts from here
   if (gState->teardownShared) {
     (void)gState->turn.share(gState->turnPath);
   } else {
@@ -870,6 +892,7 @@ int initialize() {
   }
   if (!state->turnPath.empty()) {
     state->settleNs = envNumber("ARGUS_GPU_TURN_SETTLE_MS", 0) * 1000000;
+    state->quietNs = envNumber("ARGUS_GPU_TURN_QUIET_MS", kDefaultQuietMs) * 1000000;
     state->flushBeforeIdle = envNumber("ARGUS_GPU_TURN_IDLE_FLUSH", 1) != 0;
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
     if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {
