@@ -10,7 +10,14 @@
 # the neighbour's rounds; MODE/N answers the query with N probe processes at once
 # (--concurrent-probes N, default 1): `alone/8` against `kernel/8` (1-block kernels back to back
 # keep the GPU busy) tests whether the first kernels of a concurrent batch, the ones that came out
-# high in BENCHMARKS.md, are so because the GPU was idle before them. Prints,
+# high in BENCHMARKS.md, are so because the GPU was idle before them. Knobs for the queries
+# (reference and probes) follow the neighbour, before any /N: MODE+lazy sets
+# CUDA_MODULE_LOADING=LAZY (each process uploads its kernel's code at the first launch, inside its
+# turn, instead of at set-up beside the other processes' set-ups), MODE+settleN
+# ARGUS_GPU_TURN_SETTLE_MS=N (every process waits N ms after taking the turn), MODE+quietN
+# ARGUS_GPU_TURN_QUIET_MS=N (a process waits after taking the turn until N ms have passed since
+# another ended its set-up or gave the turn up), e.g. alone+settle150/8, alone+quiet100/8.
+# Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
 set -uo pipefail
@@ -28,10 +35,19 @@ modes="${MODES:-alone cpu idle malloc copy pageable hostmem context process kern
 n=0
 for mode in $modes; do
   n=$((n + 1))
-  at_once=1
+  at_once=1 query_env=()
   if [ "${mode%/*}" != "$mode" ]; then at_once="${mode##*/}" mode="${mode%/*}"; fi
+  tag="$mode" mode="${mode%%+*}"
+  for knob in $(tr + ' ' <<<"${tag#"$mode"}"); do
+    case "$knob" in
+      lazy) query_env+=(CUDA_MODULE_LOADING=LAZY) ;;
+      settle[0-9]*) query_env+=(ARGUS_GPU_TURN_SETTLE_MS="${knob#settle}") ;;
+      quiet[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_MS="${knob#quiet}") ;;
+      *) echo "unknown knob +$knob (lazy, settleN, quietN)"; exit 2 ;;
+    esac
+  done
   ws="$w/ws-$n-$mode"
-  "$B/argus" query "${common[@]}" --workspace "$ws" --signals duration --json >"$w/warm-$n.json" ||
+  env "${query_env[@]}" "$B/argus" query "${common[@]}" --workspace "$ws" --signals duration --json >"$w/warm-$n.json" ||
     { echo "$mode: reference query failed"; continue; }
   pids=()
   if [ "$mode" != alone ]; then
@@ -50,11 +66,11 @@ for mode in $modes; do
     sleep 1
   fi
   t0=$(date +%s.%N)
-  "$B/argus" query "${common[@]}" --workspace "$ws" --concurrent-probes "$at_once" --signals op_latency \
-    --json >"$w/probe-$n-$mode@$at_once.json" 2>"$w/probe-$n.err"
+  env "${query_env[@]}" "$B/argus" query "${common[@]}" --workspace "$ws" --concurrent-probes "$at_once" \
+    --signals op_latency --json >"$w/probe-$n-$tag@$at_once.json" 2>"$w/probe-$n.err"
   rc=$? t1=$(date +%s.%N)
   for pid in "${pids[@]}"; do kill -TERM "$pid"; wait "$pid"; done
-  echo "$mode ($at_once at once): probe query exit $rc, $(python3 -c "print(f'{$t1 - $t0:.1f}')") s; neighbour: $(cat "$w/disturb-$n.log" 2>/dev/null | tail -1)"
+  echo "$tag ($at_once at once): probe query exit $rc, $(python3 -c "print(f'{$t1 - $t0:.1f}')") s; neighbour: $(cat "$w/disturb-$n.log" 2>/dev/null | tail -1)"
 done
 python3 - "$w" <<'PY' | tee "$out/disturb.md"
 import glob, json, os, re, sys
@@ -94,3 +110,51 @@ for mode, t, first in tables:
     print(f"| {mode} | {cells} | {off} of {len(diffs)} | "
           f"{100 * max(diffs.values(), key=abs):+.1f} % | {off_first} of {len(first)} |")
 PY
+# Every probe of every run, in the order its kernels ran: its latency over the CTAs, when its
+# process set up and took the turn, and which other processes were in which phase beside its
+# kernels; the probes more than 15 % off the first `alone` run are marked. Kept with the reports.
+python3 - "$w" >"$out/detail.md" <<'PY'
+import glob, json, os, re, sys
+runs = sorted(glob.glob(os.path.join(sys.argv[1], "probe-*.json")),
+              key=lambda p: int(re.search(r"probe-(\d+)-", p).group(1)))
+def ops(path):
+    try:
+        value = json.load(open(path))["signals"]["op_latency"]["value"]
+    except Exception:
+        return None, {}
+    around = {n["collect"]: n for n in value.get("isolation", {}).get("neighbours", [])}
+    return value["ops"], around
+key = lambda o: (o["op"].split(":", 1)[1], o["iteration"])
+base = None
+for path in runs:
+    found, _ = ops(path)
+    if found and path.endswith("alone@1.json"):
+        base = {key(o): o["latency"]["median"] for o in found}
+        break
+for path in runs:
+    found, around = ops(path)
+    print(f"\n## {os.path.basename(path)}\n")
+    if not found:
+        print("no report")
+        continue
+    rows = []
+    for o in found:
+        n = around.get(o.get("provenance", {}).get("collect_task"), {})
+        t = dict(n.get("timeline", []))
+        lat = o["latency"]
+        off = base and key(o) in base and abs(lat["median"] - base[key(o)]) / base[key(o)] > 0.15
+        ms = lambda e: f"{t[e] / 1e6:.0f}" if e in t else "-"
+        rows.append((n.get("kernels", [0])[0], f"| {'**off**' if off else ''} | {key(o)[0]} it {key(o)[1]} | "
+                     f"{lat['min']}/{lat['median']:.0f}/{lat['max']} ({lat['count']}) | "
+                     f"{ms('turn_asked')} | {ms('turn_taken')} | "
+                     f"{(n.get('last_exit') or {}).get('before_ns', 0) / 1e6:.1f} | "
+                     + ", ".join(f"{b['phase']} {b['overlap_ns'] / 1e3:.1f} us" for b in n.get("beside", []))
+                     + " |"))
+    print("| | probe | latency ns min/median/max (CTAs) | turn asked (ms after set-up asked) | turn taken | last other exit before (ms) | others beside its kernels |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for _, row in sorted(rows):
+        print(row)
+PY
+cp "$w"/probe-*.json "$out/" 2>/dev/null
+(cd "$out" && tar czf /tmp/disturb-results.tgz probe-*.json detail.md && rm -f probe-*.json &&
+  mv /tmp/disturb-results.tgz "$out/disturb-results.tgz")
