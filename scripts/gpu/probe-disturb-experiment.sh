@@ -16,7 +16,8 @@
 # turn, instead of at set-up beside the other processes' set-ups), MODE+settleN
 # ARGUS_GPU_TURN_SETTLE_MS=N (every process waits N ms after taking the turn), MODE+quietN
 # ARGUS_GPU_TURN_QUIET_MS=N (a process waits after taking the turn until N ms have passed since
-# another ended its set-up or gave the turn up), e.g. alone+settle150/8, alone+quiet100/8.
+# another ended its set-up or gave the turn up; +quietsetupN and +quietexitN set the two kinds'
+# quiet times apart), e.g. alone+settle150/8, alone+quiet100/8, alone+quietsetup150+quietexit30/8.
 # Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
@@ -43,7 +44,9 @@ for mode in $modes; do
       lazy) query_env+=(CUDA_MODULE_LOADING=LAZY) ;;
       settle[0-9]*) query_env+=(ARGUS_GPU_TURN_SETTLE_MS="${knob#settle}") ;;
       quiet[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_MS="${knob#quiet}") ;;
-      *) echo "unknown knob +$knob (lazy, settleN, quietN)"; exit 2 ;;
+      quietsetup[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_SETUP_MS="${knob#quietsetup}") ;;
+      quietexit[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_EXIT_MS="${knob#quietexit}") ;;
+      *) echo "unknown knob +$knob (lazy, settleN, quietN, quietsetupN, quietexitN)"; exit 2 ;;
     esac
   done
   ws="$w/ws-$n-$mode"

@@ -22,9 +22,9 @@
 //   most concurrent batches, and a few did so right after another's exit. So the file also
 //   records, per process, when it last ended a set-up or gave up the turn (noteEvent), and a new
 //   holder first waits until a quiet time has passed since the latest such moment of another
-//   process (lastOtherEvent; ARGUS_GPU_TURN_QUIET_MS in the injection library, default 100 ms:
-//   1 of 40 concurrent probes then differed by more than 15 % from its one-at-a-time value,
-//   against about 1 in 5 without).
+//   process (lastOtherEvent; ARGUS_GPU_TURN_QUIET_MS in the injection library, default 100 ms
+//   for both kinds: 1 of 40 concurrent probes then differed by more than 15 % from its
+//   one-at-a-time value, against about 1 in 5 without).
 //   A process alone, or the next of a sequence (whose own start-up took longer than that),
 //   waits for nothing.
 // - A process's descriptors are closed at its exit in ascending order, so a hold opened during
@@ -85,28 +85,35 @@ class GpuTurn {
   /// The hold's descriptor (-1 without one).
   [[nodiscard]] int descriptor() const { return fd_; }
 
-  /// Records in the open file that this process ended a set-up or gave the turn up now (its own
-  /// slot, by pid; the steady clock, which all processes of the machine share). False when the
-  /// file could only be opened read-only or the write failed: then others do not wait for it.
-  bool noteEvent() const {
+  /// What noteEvent records; each kind has its own quiet time in the injection library.
+  enum class Event { SetUpEnded = 0, TurnGivenUp = 1 };
+
+  /// Records in the open file that this process had `event` now (its own slot, by pid and kind;
+  /// the steady clock, which all processes of the machine share). False when the file could only
+  /// be opened read-only or the write failed: then others do not wait for it.
+  bool noteEvent(Event event) const {
     if (fd_ < 0) return false;
     const pid_t pid = ::getpid();
     char line[kSlotBytes + 1];
     std::snprintf(line, sizeof line, "%10d %19llu\n", static_cast<int>(pid),
                   static_cast<unsigned long long>(nowNs()));
-    return ::pwrite(fd_, line, kSlotBytes, slotOffset(pid)) == static_cast<ssize_t>(kSlotBytes);
+    return ::pwrite(fd_, line, kSlotBytes, slotOffset(pid, event)) ==
+           static_cast<ssize_t>(kSlotBytes);
   }
 
-  /// The steady-clock time of the latest event (noteEvent) of another process, if any.
-  [[nodiscard]] std::optional<std::uint64_t> lastOtherEvent() const {
+  /// The steady-clock time of the latest `event` (noteEvent) of another process, if any.
+  [[nodiscard]] std::optional<std::uint64_t> lastOtherEvent(Event event) const {
     if (fd_ < 0) return std::nullopt;
-    char slots[kSlots * kSlotBytes];
+    char slots[kSlots * kKinds * kSlotBytes];
     const ssize_t got = ::pread(fd_, slots, sizeof slots, 0);
     std::optional<std::uint64_t> latest;
-    for (ssize_t at = 0; at + static_cast<ssize_t>(kSlotBytes) <= got; at += kSlotBytes) {
+    for (std::size_t slot = static_cast<std::size_t>(event);
+         (slot + 1) * kSlotBytes <= static_cast<std::size_t>(std::max<ssize_t>(got, 0));
+         slot += kKinds) {
       int pid = 0;
       unsigned long long ns = 0;
-      if (std::sscanf(slots + at, "%10d %19llu", &pid, &ns) == 2 && pid > 0 && pid != ::getpid())
+      if (std::sscanf(slots + slot * kSlotBytes, "%10d %19llu", &pid, &ns) == 2 && pid > 0 &&
+          pid != ::getpid())
         latest = std::max(latest.value_or(0), static_cast<std::uint64_t>(ns));
     }
     return latest;
@@ -126,8 +133,11 @@ class GpuTurn {
  private:
   static constexpr std::size_t kSlotBytes = 31;  ///< "%10d %19llu\n"
   static constexpr std::size_t kSlots = 64;      ///< Processes are slotted by pid modulo this.
-  static off_t slotOffset(pid_t pid) {
-    return static_cast<off_t>((static_cast<std::size_t>(pid) % kSlots) * kSlotBytes);
+  static constexpr std::size_t kKinds = 2;       ///< Event's values, one slot each per process.
+  static off_t slotOffset(pid_t pid, Event event) {
+    return static_cast<off_t>(
+        ((static_cast<std::size_t>(pid) % kSlots) * kKinds + static_cast<std::size_t>(event)) *
+        kSlotBytes);
   }
 
   /// `fd` moved to the highest free descriptor at or above kHighDescriptor (below the process's

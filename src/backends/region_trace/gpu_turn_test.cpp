@@ -38,32 +38,34 @@ TEST(GpuTurn, OneHolderAtATimeAndReleasedWithTheHolder) {
   fs::remove(file);
 }
 
-// The quiet-time slots: a process sees the latest event of another (here a child), never its
-// own, and the hold's descriptor sits above the ones opened after it.
+// The quiet-time slots: a process sees the latest event of each kind of another (here a child),
+// never its own, and the hold's descriptor sits above the ones opened after it.
 TEST(GpuTurn, EventsOfOtherProcessesAndADescriptorThatClosesLast) {
+  using Event = GpuTurn::Event;
   const fs::path file =
       fs::temp_directory_path() / ("argus-gpu-turn-events-" + std::to_string(::getpid()) + ".turn");
   fs::remove(file);
   GpuTurn mine;
   ASSERT_EQ(mine.share(file), "");
   EXPECT_GE(mine.descriptor(), GpuTurn::kHighDescriptor);
-  EXPECT_EQ(mine.lastOtherEvent(), std::nullopt);
-  ASSERT_TRUE(mine.noteEvent());
-  EXPECT_EQ(mine.lastOtherEvent(), std::nullopt) << "its own event";
+  EXPECT_EQ(mine.lastOtherEvent(Event::SetUpEnded), std::nullopt);
+  ASSERT_TRUE(mine.noteEvent(Event::SetUpEnded));
+  EXPECT_EQ(mine.lastOtherEvent(Event::SetUpEnded), std::nullopt) << "its own event";
   const std::uint64_t before = GpuTurn::nowNs();
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     GpuTurn other;
-    ::_exit(other.share(file).empty() && other.noteEvent() ? 0 : 1);
+    ::_exit(other.share(file).empty() && other.noteEvent(Event::SetUpEnded) ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  const auto seen = mine.lastOtherEvent();
+  const auto seen = mine.lastOtherEvent(Event::SetUpEnded);
   ASSERT_TRUE(seen.has_value());
   EXPECT_GE(*seen, before);
   EXPECT_LE(*seen, GpuTurn::nowNs());
+  EXPECT_EQ(mine.lastOtherEvent(Event::TurnGivenUp), std::nullopt) << "another kind";
   mine.release();
   fs::remove(file);
 }

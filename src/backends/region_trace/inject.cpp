@@ -57,6 +57,8 @@
 //                             process sharing the turn file last ended its set-up or gave the
 //                             turn up at its exit (event turn_quiet; default kDefaultQuietMs;
 //                             gpu_turn.h says why). 0: no wait.
+//   ARGUS_GPU_TURN_QUIET_SETUP_MS=N, ARGUS_GPU_TURN_QUIET_EXIT_MS=N  the same for set-up ends
+//                             only and for exits only (default: ARGUS_GPU_TURN_QUIET_MS).
 //   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
 //                             (event turn_settled; default 0).
 //
@@ -158,9 +160,11 @@ struct State {
   /// for the driver's asynchronous copy-engine work of other processes (freed memory being
   /// scrubbed, say) to finish.
   std::uint64_t settleNs = 0;
-  /// ARGUS_GPU_TURN_QUIET_MS in ns: after taking the turn, wait until this long has passed since
-  /// another process last ended its set-up or gave the turn up (gpu_turn.h).
-  std::uint64_t quietNs = 0;
+  /// ARGUS_GPU_TURN_QUIET_SETUP_MS and _EXIT_MS in ns: after taking the turn, wait until this
+  /// long has passed since another process last ended its set-up, and gave the turn up
+  /// (gpu_turn.h).
+  std::uint64_t quietSetUpNs = 0;
+  std::uint64_t quietExitNs = 0;
   /// ARGUS_GPU_TURN_IDLE_FLUSH (default 1): flush CUPTI's activity before an idle release.
   bool flushBeforeIdle = true;
   std::atomic<int> callsInFlight{0};              ///< Driver calls of the program under way.
@@ -628,6 +632,19 @@ std::uint64_t steadyNs() {
                                         .count());
 }
 
+/// How long a new holder of the turn still waits: until the quiet times have passed since the
+/// latest set-up end and the latest giving-up of the turn of other processes (gpu_turn.h).
+std::uint64_t quietWait() {
+  std::uint64_t until = 0;
+  for (const auto& [event, quiet] : {std::pair{GpuTurn::Event::SetUpEnded, gState->quietSetUpNs},
+                                     std::pair{GpuTurn::Event::TurnGivenUp, gState->quietExitNs}})
+    if (quiet != 0)
+      if (const auto last = gState->turn.lastOtherEvent(event))
+        until = std::max(until, *last + quiet);
+  const std::uint64_t now = GpuTurn::nowNs();
+  return until > now ? until - now : 0;
+}
+
 /// Before a driver call: when it is this process's first GPU work, or any driver call after the
 /// turn was given up while idle, wait for the device's turn.
 void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -651,7 +668,7 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
       capture != CU_STREAM_CAPTURE_STATUS_NONE)
     return;
   vendor().cuCtxSynchronize();
-  gState->turn.noteEvent();  // this set-up's end, for the quiet time of the next holders
+  gState->turn.noteEvent(GpuTurn::Event::SetUpEnded);  // for the quiet time of the next holders
   const std::uint64_t asked = turnEvent("turn_asked");
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
@@ -659,14 +676,10 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     return;
   }
   std::uint64_t taken = turnEvent("turn_taken");
-  std::uint64_t quietNs = 0;
-  if (const auto last = gState->turn.lastOtherEvent(); last && gState->quietNs != 0) {
-    const std::uint64_t now = GpuTurn::nowNs();
-    if (now < *last + gState->quietNs) {
-      quietNs = *last + gState->quietNs - now;
-      std::this_thread::sleep_for(std::chrono::nanoseconds(quietNs));
-      taken = turnEvent("turn_quiet");
-    }
+  const std::uint64_t quietNs = quietWait();
+  if (quietNs != 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(quietNs));
+    taken = turnEvent("turn_quiet");
   }
   if (gState->settleNs != 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(gState->settleNs));
@@ -710,7 +723,7 @@ void idleWatch() {
     // not by CUPTI's own thread beside the next holder's work.
     if (gState->flushBeforeIdle && vendor().cuptiActivityFlushAll != nullptr)
       vendor().cuptiActivityFlushAll(0);
-    gState->turn.noteEvent();
+    gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);
     gState->turn.release();
     gState->idleReleased = true;
     turnEvent("turn_idle_released");
@@ -740,7 +753,7 @@ void releaseTurnAtExit() {
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
   if (!idle) return;
-  gState->turn.noteEvent();  // the quiet time of the next holder counts from here
+  gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);  // the next holder's quiet time
   if (gState->teardownShared) {
     (void)gState->turn.share(gState->turnPath);
   } else {
@@ -892,7 +905,9 @@ int initialize() {
   }
   if (!state->turnPath.empty()) {
     state->settleNs = envNumber("ARGUS_GPU_TURN_SETTLE_MS", 0) * 1000000;
-    state->quietNs = envNumber("ARGUS_GPU_TURN_QUIET_MS", kDefaultQuietMs) * 1000000;
+    const std::uint64_t quietMs = envNumber("ARGUS_GPU_TURN_QUIET_MS", kDefaultQuietMs);
+    state->quietSetUpNs = envNumber("ARGUS_GPU_TURN_QUIET_SETUP_MS", quietMs) * 1000000;
+    state->quietExitNs = envNumber("ARGUS_GPU_TURN_QUIET_EXIT_MS", quietMs) * 1000000;
     state->flushBeforeIdle = envNumber("ARGUS_GPU_TURN_IDLE_FLUSH", 1) != 0;
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
     if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {
