@@ -55,6 +55,7 @@
 // Kernels in CUDA graphs are not seen (no launch callback). One profiled process per folder.
 #include "argus/backends/pc_evidence.h"
 
+#include "../region_trace/kernel_activity.h"
 #include "../region_trace/vendor_api.h"
 
 #include <cupti_activity.h>
@@ -1069,28 +1070,15 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
     std::string lines;
     CUpti_Activity* record = nullptr;
     while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-          record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
-        continue;
-      }
-      // start/end/correlationId/name sit at the same offsets in every CUpti_ActivityKernelN.
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      std::int64_t seq = -1;
+      auto kernel = inject::kernelActivity(record);
+      if (!kernel) continue;
       {
         std::lock_guard lock(gState->mutex);
-        if (auto it = gState->seqOfCorrelation.find(k->correlationId);
-            it != gState->seqOfCorrelation.end()) {
-          seq = static_cast<std::int64_t>(it->second);
-        }
+        if (auto it = gState->seqOfCorrelation.find(kernel->correlation);
+            it != gState->seqOfCorrelation.end())
+          kernel->seq = static_cast<std::int64_t>(it->second);
       }
-      lines += json{{"seq", seq},
-                    {"correlation", k->correlationId},
-                    {"kernel", k->name ? k->name : ""},
-                    {"start_ns", k->start},
-                    {"end_ns", k->end},
-                    {"duration_ns", k->end - k->start}}
-                   .dump() +
-               "\n";
+      lines += inject::kernelsLine(*kernel);
     }
     std::lock_guard lock(gState->mutex);
     std::ofstream(gState->dir / "kernels.jsonl", std::ios::app) << lines;

@@ -69,6 +69,7 @@
 #include <argus/trace/format.h>
 
 #include "gpu_turn.h"
+#include "kernel_activity.h"
 #include "trace_file.h"
 #include "vendor_api.h"
 
@@ -813,30 +814,17 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
     std::string lines;
     CUpti_Activity* record = nullptr;
     while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-          record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
-        continue;
-      }
-      // start/end/correlationId/contextId/streamId/name sit at the same offsets in every
-      // CUpti_ActivityKernelN since 3.
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      std::int64_t seq = -1;
+      auto kernel = kernelActivity(record);
+      if (!kernel) continue;
       {
         std::lock_guard lock(gState->mutex);
-        if (auto it = gState->seqOfCorrelation.find(k->correlationId);
+        if (auto it = gState->seqOfCorrelation.find(kernel->correlation);
             it != gState->seqOfCorrelation.end()) {
-          seq = static_cast<std::int64_t>(it->second);
+          kernel->seq = static_cast<std::int64_t>(it->second);
           gState->seqOfCorrelation.erase(it);
         }
       }
-      lines += "{\"seq\":" + std::to_string(seq) +
-               ",\"correlation\":" + std::to_string(k->correlationId) +
-               ",\"kernel\":" + jsonString(k->name ? k->name : "") +
-               ",\"start_ns\":" + std::to_string(k->start) +
-               ",\"end_ns\":" + std::to_string(k->end) +
-               ",\"duration_ns\":" + std::to_string(k->end - k->start) +
-               ",\"context\":" + std::to_string(k->contextId) +
-               ",\"stream\":" + std::to_string(k->streamId) + "}\n";
+      lines += kernelsLine(*kernel);
     }
     std::lock_guard lock(gState->mutex);
     std::ofstream(gState->dir / "kernels.jsonl", std::ios::app) << lines;

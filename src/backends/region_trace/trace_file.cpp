@@ -181,6 +181,15 @@ std::string dims(const std::uint32_t d[3]) {
 }
 }  // namespace
 
+std::string kernelsLine(const KernelActivity& k) {
+  return "{\"seq\":" + std::to_string(k.seq) + ",\"correlation\":" + std::to_string(k.correlation) +
+         ",\"kernel\":" + jsonString(k.kernel) + ",\"start_ns\":" + std::to_string(k.startNs) +
+         ",\"end_ns\":" + std::to_string(k.endNs) +
+         ",\"duration_ns\":" + std::to_string(k.endNs - k.startNs) +
+         ",\"context\":" + std::to_string(k.context) + ",\"stream\":" + std::to_string(k.stream) +
+         "}\n";
+}
+
 std::string launchLine(const LaunchLine& line) {
   std::string out = "{\"seq\":" + std::to_string(line.seq);
   out += ",\"api\":" + jsonString(line.api);

@@ -106,6 +106,19 @@ struct LaunchLine {
 };
 [[nodiscard]] std::string launchLine(const LaunchLine& line);
 
+/// One kernel's GPU interval from CUPTI's kernel activity: a kernels.jsonl line of the injection
+/// libraries (kernel_activity.h reads it from CUPTI's record).
+struct KernelActivity {
+  std::int64_t seq = -1;  ///< The launch's number in launches.jsonl, -1 when not known.
+  std::uint32_t correlation = 0;
+  std::string kernel;
+  std::uint64_t startNs = 0, endNs = 0;  ///< CUPTI's clock.
+  std::uint32_t context = 0, stream = 0;
+};
+/// kernels.jsonl's line for `k` (with the newline): seq, correlation, kernel, start_ns, end_ns,
+/// duration_ns, context, stream.
+[[nodiscard]] std::string kernelsLine(const KernelActivity& k);
+
 /// Reads an environment variable as an unsigned number; `fallback` when unset or malformed.
 [[nodiscard]] std::uint64_t envNumber(const char* name, std::uint64_t fallback);
 

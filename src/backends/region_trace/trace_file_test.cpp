@@ -1,5 +1,7 @@
 #include "trace_file.h"
 
+#include "kernel_activity.h"
+
 #include <argus/trace/decode.h>
 #include <gtest/gtest.h>
 
@@ -134,6 +136,33 @@ TEST(LaunchLine, IsOneJsonObjectWithEscapedNames) {
   plain.kernel = "plain";
   EXPECT_NE(launchLine(plain).find(R"("traced":false,"records":0,"dropped":0,"file":null)"),
             std::string::npos);
+}
+
+// A CUPTI kernel record (built here as CUPTI lays it out) becomes one kernels.jsonl line; other
+// kinds of record are skipped.
+TEST(KernelActivity, CuptiKernelRecordsBecomeKernelsLines) {
+  CUpti_ActivityKernel10 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  record.start = 1000;
+  record.end = 1750;
+  record.correlationId = 42;
+  record.contextId = 1;
+  record.streamId = 7;
+  record.name = "tma_gemm";
+  auto kernel = kernelActivity(reinterpret_cast<const CUpti_Activity*>(&record));
+  ASSERT_TRUE(kernel.has_value());
+  kernel->seq = 3;
+  EXPECT_EQ(kernelsLine(*kernel),
+            R"({"seq":3,"correlation":42,"kernel":"tma_gemm","start_ns":1000,"end_ns":1750,)"
+            R"("duration_ns":750,"context":1,"stream":7})"
+            "\n");
+  record.name = nullptr;
+  EXPECT_EQ(kernelActivity(reinterpret_cast<const CUpti_Activity*>(&record))->kernel, "");
+  record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  EXPECT_EQ(kernelActivity(reinterpret_cast<const CUpti_Activity*>(&record)), std::nullopt);
+  EXPECT_EQ(kernelsLine({}), R"({"seq":-1,"correlation":0,"kernel":"","start_ns":0,"end_ns":0,)"
+                             R"("duration_ns":0,"context":0,"stream":0})"
+                             "\n");
 }
 
 // A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records

@@ -1,0 +1,41 @@
+// CUPTI's kernel activity records read for kernels.jsonl, by both injection libraries
+// (libargus_inject.so and ../cupti_sass's libargus_cupti_sass.so).
+#pragma once
+
+#include <cupti_activity.h>
+
+#include <cstddef>
+#include <optional>
+
+#include "trace_file.h"
+
+namespace argus::inject {
+
+// The fields read below sit at the same offsets in every CUpti_ActivityKernelN since 3, so the
+// current layout reads whichever version CUPTI delivers.
+static_assert(offsetof(CUpti_ActivityKernel10, start) == offsetof(CUpti_ActivityKernel4, start) &&
+              offsetof(CUpti_ActivityKernel10, end) == offsetof(CUpti_ActivityKernel4, end) &&
+              offsetof(CUpti_ActivityKernel10, contextId) ==
+                  offsetof(CUpti_ActivityKernel4, contextId) &&
+              offsetof(CUpti_ActivityKernel10, streamId) ==
+                  offsetof(CUpti_ActivityKernel4, streamId) &&
+              offsetof(CUpti_ActivityKernel10, correlationId) ==
+                  offsetof(CUpti_ActivityKernel4, correlationId) &&
+              offsetof(CUpti_ActivityKernel10, name) == offsetof(CUpti_ActivityKernel4, name));
+
+/// `record`'s kernel, or nullopt when it is not a kernel record; `seq` stays -1 (the caller knows
+/// the launch's number by the correlation id).
+inline std::optional<KernelActivity> kernelActivity(const CUpti_Activity* record) {
+  if (record == nullptr || (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+                            record->kind != CUPTI_ACTIVITY_KIND_KERNEL))
+    return std::nullopt;
+  const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+  return KernelActivity{.correlation = k->correlationId,
+                        .kernel = k->name != nullptr ? k->name : "",
+                        .startNs = k->start,
+                        .endNs = k->end,
+                        .context = k->contextId,
+                        .stream = k->streamId};
+}
+
+}  // namespace argus::inject
