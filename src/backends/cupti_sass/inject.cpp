@@ -55,6 +55,7 @@
 // Kernels in CUDA graphs are not seen (no launch callback). One profiled process per folder.
 #include "argus/backends/pc_evidence.h"
 
+#include "../region_trace/driver_calls.h"
 #include "../region_trace/kernel_activity.h"
 #include "../region_trace/vendor_api.h"
 
@@ -90,6 +91,10 @@ namespace fs = std::filesystem;
 using backends::PcEvidence;
 using backends::PcFunction;
 using backends::PcRecord;
+using inject::functionName;
+using inject::kLaunchCallbacks;
+using inject::LaunchArgs;
+using inject::launchArgs;
 using inject::vendor;
 using inject::VendorApi;
 using json = nlohmann::ordered_json;
@@ -241,19 +246,6 @@ std::vector<std::string> splitList(const char* text) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-std::string functionName(CUfunction f) {
-  const VendorApi& api = vendor();
-  const char* name = nullptr;
-  if (api.cuFuncGetName != nullptr && api.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) {
-    return name;
-  }
-  if (api.cuKernelGetName != nullptr &&
-      api.cuKernelGetName(&name, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && name) {
-    return name;
-  }
-  return "";
 }
 
 void writeEvidence(const PcEvidence& e) {
@@ -827,60 +819,6 @@ void disableSampling(CUcontext context, ContextState& c) {
 }
 
 // ---- launches ----------------------------------------------------------------------------
-
-struct LaunchArgs {
-  const char* api = "";
-  CUfunction f = nullptr;
-  std::uint32_t grid[3] = {0, 0, 0};
-  std::uint32_t block[3] = {0, 0, 0};
-};
-
-bool launchArgs(CUpti_CallbackId cbid, const void* params, LaunchArgs& out) {
-  auto classic = [&](const auto* p, const char* api) {
-    out.api = api;
-    out.f = p->f;
-    out.grid[0] = p->gridDimX, out.grid[1] = p->gridDimY, out.grid[2] = p->gridDimZ;
-    out.block[0] = p->blockDimX, out.block[1] = p->blockDimY, out.block[2] = p->blockDimZ;
-    return true;
-  };
-  auto extended = [&](const auto* p, const char* api) {
-    out.api = api;
-    out.f = p->f;
-    const CUlaunchConfig* c = p->config;
-    if (c == nullptr) return false;
-    out.grid[0] = c->gridDimX, out.grid[1] = c->gridDimY, out.grid[2] = c->gridDimZ;
-    out.block[0] = c->blockDimX, out.block[1] = c->blockDimY, out.block[2] = c->blockDimZ;
-    return true;
-  };
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      return classic(static_cast<const cuLaunchKernel_params*>(params), "cuLaunchKernel");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      return classic(static_cast<const cuLaunchKernel_ptsz_params*>(params), "cuLaunchKernel_ptsz");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      return classic(static_cast<const cuLaunchCooperativeKernel_params*>(params),
-                     "cuLaunchCooperativeKernel");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return classic(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params),
-                     "cuLaunchCooperativeKernel_ptsz");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-      return extended(static_cast<const cuLaunchKernelEx_params*>(params), "cuLaunchKernelEx");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      return extended(static_cast<const cuLaunchKernelEx_ptsz_params*>(params),
-                      "cuLaunchKernelEx_ptsz");
-    default:
-      return false;
-  }
-}
-
-constexpr CUpti_CallbackId kLaunchCallbacks[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-};
 
 /// Driver calls a program makes after cuInit has returned and before (or while) it gets its
 /// first context: the first of them starts the early profiler initialisation.

@@ -68,6 +68,7 @@
 // (InitializeInjection truncates launches.jsonl, kernels.jsonl and errors.txt).
 #include <argus/trace/format.h>
 
+#include "driver_calls.h"
 #include "gpu_turn.h"
 #include "kernel_activity.h"
 #include "trace_file.h"
@@ -214,19 +215,6 @@ bool check(CUptiResult status, const char* what) {
   return false;
 }
 
-std::string functionName(CUfunction f) {
-  const VendorApi& api = vendor();
-  const char* name = nullptr;
-  if (api.cuFuncGetName != nullptr && api.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) {
-    return name;
-  }
-  if (api.cuKernelGetName != nullptr &&
-      api.cuKernelGetName(&name, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && name) {
-    return name;
-  }
-  return "";
-}
-
 /// Finds `__argus_trace` for `f`: through its module, through the context's function when `f` is
 /// a context-less CUkernel (what cudart 12+ launches), or through the CUkernel's library.
 SymbolInfo findSymbol(CUfunction f) {
@@ -321,63 +309,6 @@ CUdeviceptr bufferFor(CUcontext context, std::uint64_t bytes) {
 bool setSymbol(CUdeviceptr symbol, std::size_t bytes, const trace::TraceSymbol& value) {
   return check(vendor().cuMemcpyHtoD(symbol, &value, bytes), "cuMemcpyHtoD (__argus_trace)");
 }
-
-struct LaunchArgs {
-  const char* api = "";
-  CUfunction f = nullptr;
-  std::uint32_t grid[3] = {0, 0, 0};
-  std::uint32_t block[3] = {0, 0, 0};
-  CUstream stream = nullptr;
-};
-
-bool launchArgs(CUpti_CallbackId cbid, const void* params, LaunchArgs& out) {
-  auto classic = [&](const auto* p, const char* api) {
-    out.api = api;
-    out.f = p->f;
-    out.grid[0] = p->gridDimX, out.grid[1] = p->gridDimY, out.grid[2] = p->gridDimZ;
-    out.block[0] = p->blockDimX, out.block[1] = p->blockDimY, out.block[2] = p->blockDimZ;
-    out.stream = p->hStream;
-    return true;
-  };
-  auto extended = [&](const auto* p, const char* api) {
-    out.api = api;
-    out.f = p->f;
-    const CUlaunchConfig* c = p->config;
-    if (c == nullptr) return false;
-    out.grid[0] = c->gridDimX, out.grid[1] = c->gridDimY, out.grid[2] = c->gridDimZ;
-    out.block[0] = c->blockDimX, out.block[1] = c->blockDimY, out.block[2] = c->blockDimZ;
-    out.stream = c->hStream;
-    return true;
-  };
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      return classic(static_cast<const cuLaunchKernel_params*>(params), "cuLaunchKernel");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      return classic(static_cast<const cuLaunchKernel_ptsz_params*>(params), "cuLaunchKernel_ptsz");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      return classic(static_cast<const cuLaunchCooperativeKernel_params*>(params),
-                     "cuLaunchCooperativeKernel");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return classic(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params),
-                     "cuLaunchCooperativeKernel_ptsz");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-      return extended(static_cast<const cuLaunchKernelEx_params*>(params), "cuLaunchKernelEx");
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      return extended(static_cast<const cuLaunchKernelEx_ptsz_params*>(params),
-                      "cuLaunchKernelEx_ptsz");
-    default:
-      return false;
-  }
-}
-
-constexpr CUpti_CallbackId kLaunchCallbacks[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-};
 
 std::uint64_t cuptiNow() {
   std::uint64_t now = 0;
