@@ -998,26 +998,21 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
 constexpr size_t kActivityBufferBytes = 4u << 20;
 
 void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBufferBytes));
-  *size = *buffer != nullptr ? kActivityBufferBytes : 0;
-  *maxNumRecords = 0;
+  inject::allocateActivityBuffer(buffer, size, maxNumRecords, kActivityBufferBytes);
 }
 
 void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
   if (gState != nullptr && buffer != nullptr && validSize > 0) {
-    std::string lines;
-    CUpti_Activity* record = nullptr;
-    while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-      auto kernel = inject::kernelActivity(record);
-      if (!kernel) continue;
-      {
-        std::lock_guard lock(gState->mutex);
-        if (auto it = gState->seqOfCorrelation.find(kernel->correlation);
-            it != gState->seqOfCorrelation.end())
-          kernel->seq = static_cast<std::int64_t>(it->second);
-      }
-      lines += inject::kernelsLine(*kernel);
-    }
+    const std::string lines =
+        inject::kernelsLines(buffer, validSize, [](std::uint32_t correlation) {
+          std::lock_guard lock(gState->mutex);
+          if (auto it = gState->seqOfCorrelation.find(correlation);
+              it != gState->seqOfCorrelation.end()) {
+            const auto seq = static_cast<std::int64_t>(it->second);
+            return seq;
+          }
+          return std::int64_t{-1};
+        });
     std::lock_guard lock(gState->mutex);
     std::ofstream(gState->dir / "kernels.jsonl", std::ios::app) << lines;
   }

@@ -5,9 +5,13 @@
 #include <cupti_activity.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "trace_file.h"
+#include "vendor_api.h"
 
 namespace argus::inject {
 
@@ -36,6 +40,30 @@ inline std::optional<KernelActivity> kernelActivity(const CUpti_Activity* record
                         .endNs = k->end,
                         .context = k->contextId,
                         .stream = k->streamId};
+}
+
+/// CUPTI's buffer request, answered with `bytes` of aligned memory (no record limit); the buffer
+/// is freed after its completion.
+inline void allocateActivityBuffer(std::uint8_t** buffer, std::size_t* size,
+                                   std::size_t* maxNumRecords, std::size_t bytes) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+  *size = *buffer != nullptr ? bytes : 0;
+  *maxNumRecords = 0;
+}
+
+/// kernels.jsonl's lines for the kernel records of a completed activity buffer; `seqOf` maps a
+/// record's correlation id to its launch's number (-1 when unknown).
+template <class SeqOf>
+std::string kernelsLines(std::uint8_t* buffer, std::size_t validSize, SeqOf&& seqOf) {
+  std::string lines;
+  CUpti_Activity* record = nullptr;
+  while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+    auto kernel = kernelActivity(record);
+    if (!kernel) continue;
+    kernel->seq = seqOf(kernel->correlation);
+    lines += kernelsLine(*kernel);
+  }
+  return lines;
 }
 
 }  // namespace argus::inject
