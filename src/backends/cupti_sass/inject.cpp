@@ -91,10 +91,13 @@ namespace fs = std::filesystem;
 using backends::PcEvidence;
 using backends::PcFunction;
 using backends::PcRecord;
+using inject::appendLine;
 using inject::functionName;
 using inject::kLaunchCallbacks;
 using inject::LaunchArgs;
 using inject::launchArgs;
+using inject::reportTo;
+using inject::succeeded;
 using inject::vendor;
 using inject::VendorApi;
 using json = nlohmann::ordered_json;
@@ -204,28 +207,13 @@ State* gState = nullptr;  // Leaked on purpose: callbacks may run during process
 thread_local PendingLaunch tPending;
 thread_local bool tInCallback = false;
 
-void appendLine(const fs::path& file, const std::string& line) {
-  std::ofstream out(file, std::ios::app);
-  out << line << '\n';
-}
-
 void reportError(const std::string& message) {
-  std::fprintf(stderr, "argus-cupti: %s\n", message.c_str());
-  if (gState != nullptr && !gState->dir.empty()) {
-    appendLine(gState->dir / "errors.txt", "argus-cupti: " + message);
-  }
+  reportTo("argus-cupti", gState != nullptr ? gState->dir : std::filesystem::path(), message);
 }
 
-bool check(CUresult status, const char* what) {
-  if (status == CUDA_SUCCESS) return true;
-  reportError(std::string(what) + " failed: " + vendor().describe(status));
-  return false;
-}
-
-bool check(CUptiResult status, const char* what) {
-  if (status == CUPTI_SUCCESS) return true;
-  reportError(std::string(what) + " failed: " + vendor().describe(status));
-  return false;
+template <class Status>
+bool check(Status status, const char* what) {
+  return succeeded(status, what, reportError);
 }
 
 std::uint64_t envNumber(const char* name, std::uint64_t fallback) {

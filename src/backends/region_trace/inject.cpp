@@ -191,28 +191,13 @@ std::string hex(const void* p) {
   return buf;
 }
 
-void appendLine(const std::filesystem::path& file, const std::string& line) {
-  std::ofstream out(file, std::ios::app);
-  out << line << '\n';
-}
-
 void reportError(const std::string& message) {
-  std::fprintf(stderr, "argus-inject: %s\n", message.c_str());
-  if (gState != nullptr && !gState->dir.empty()) {
-    appendLine(gState->dir / "errors.txt", "argus-inject: " + message);
-  }
+  reportTo("argus-inject", gState != nullptr ? gState->dir : std::filesystem::path(), message);
 }
 
-bool check(CUresult status, const char* what) {
-  if (status == CUDA_SUCCESS) return true;
-  reportError(std::string(what) + " failed: " + vendor().describe(status));
-  return false;
-}
-
-bool check(CUptiResult status, const char* what) {
-  if (status == CUPTI_SUCCESS) return true;
-  reportError(std::string(what) + " failed: " + vendor().describe(status));
-  return false;
+template <class Status>
+bool check(Status status, const char* what) {
+  return succeeded(status, what, reportError);
 }
 
 /// Finds `__argus_trace` for `f`: through its module, through the context's function when `f` is

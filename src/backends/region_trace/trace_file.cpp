@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 
 namespace argus::inject {
@@ -208,6 +209,18 @@ std::string launchLine(const LaunchLine& line) {
   out += ",\"correlation\":" + std::to_string(line.correlation);
   if (!line.note.empty()) out += ",\"note\":" + jsonString(line.note);
   return out + "}";
+}
+
+void appendLine(const std::filesystem::path& file, const std::string& line) {
+  std::ofstream out(file, std::ios::app);
+  out << line << '\n';
+}
+
+void reportTo(std::string_view prefix, const std::filesystem::path& dir,
+              const std::string& message) {
+  const std::string text = std::string(prefix) + ": " + message;
+  std::fprintf(stderr, "%s\n", text.c_str());
+  if (!dir.empty()) appendLine(dir / "errors.txt", text);
 }
 
 std::uint64_t envNumber(const char* name, std::uint64_t fallback) {

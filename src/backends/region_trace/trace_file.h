@@ -17,6 +17,7 @@
 #include <argus/trace/format.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -118,6 +119,14 @@ struct KernelActivity {
 /// kernels.jsonl's line for `k` (with the newline): seq, correlation, kernel, start_ns, end_ns,
 /// duration_ns, context, stream.
 [[nodiscard]] std::string kernelsLine(const KernelActivity& k);
+
+/// Appends `line` and a newline to `file`.
+void appendLine(const std::filesystem::path& file, const std::string& line);
+
+/// An injection library's problem: "<prefix>: <message>" on stderr and, when `dir` is not empty,
+/// appended to dir/errors.txt.
+void reportTo(std::string_view prefix, const std::filesystem::path& dir,
+              const std::string& message);
 
 /// Reads an environment variable as an unsigned number; `fallback` when unset or malformed.
 [[nodiscard]] std::uint64_t envNumber(const char* name, std::uint64_t fallback);

@@ -5,7 +5,12 @@
 #include <argus/trace/decode.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 namespace argus::inject {
@@ -163,6 +168,20 @@ TEST(KernelActivity, CuptiKernelRecordsBecomeKernelsLines) {
   EXPECT_EQ(kernelsLine({}), R"({"seq":-1,"correlation":0,"kernel":"","start_ns":0,"end_ns":0,)"
                              R"("duration_ns":0,"context":0,"stream":0})"
                              "\n");
+}
+
+// A library's problems go to stderr and, with an output folder, to errors.txt, one line each.
+TEST(ReportTo, AppendsPrefixedLinesToErrorsTxt) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("argus-report-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  reportTo("argus-inject", dir, "cuMemAlloc failed: out of memory");
+  reportTo("argus-inject", dir, "second");
+  reportTo("argus-inject", {}, "stderr only");
+  std::ifstream in(dir / "errors.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "argus-inject: cuMemAlloc failed: out of memory\nargus-inject: second\n");
+  std::filesystem::remove_all(dir);
 }
 
 // A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records

@@ -96,4 +96,13 @@ struct VendorApi {
 /// The process-wide table, loaded by InitializeInjection.
 VendorApi& vendor();
 
+/// Whether a driver or CUPTI call succeeded; if not, `report`s "<what> failed: <description>"
+/// (each injection library's check()).
+template <class Status, class Report>
+bool succeeded(Status status, const char* what, Report&& report) {
+  if (status == static_cast<Status>(0)) return true;  // CUDA_SUCCESS, CUPTI_SUCCESS
+  report(std::string(what) + " failed: " + vendor().describe(status));
+  return false;
+}
+
 }  // namespace argus::inject
