@@ -17,7 +17,9 @@
 # ARGUS_GPU_TURN_SETTLE_MS=N (every process waits N ms after taking the turn), MODE+quietN
 # ARGUS_GPU_TURN_QUIET_MS=N (a process waits after taking the turn until N ms have passed since
 # another ended its set-up or gave the turn up; +quietsetupN and +quietexitN set the two kinds'
-# quiet times apart), e.g. alone+settle150/8, alone+quiet100/8, alone+quietsetup150+quietexit30/8.
+# quiet times apart), MODE+idleN ARGUS_GPU_TURN_IDLE_MS=N (the turn given up while the program
+# is idle after its traced launch), e.g. alone+settle150/8, alone+quiet100/8,
+# alone+quietsetup150+quietexit30/8, alone+idle2+quiet100/8.
 # Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
 # than 15 % off. About 6 s per mode after the build.
@@ -46,7 +48,8 @@ for mode in $modes; do
       quiet[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_MS="${knob#quiet}") ;;
       quietsetup[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_SETUP_MS="${knob#quietsetup}") ;;
       quietexit[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_EXIT_MS="${knob#quietexit}") ;;
-      *) echo "unknown knob +$knob (lazy, settleN, quietN, quietsetupN, quietexitN)"; exit 2 ;;
+      idle[0-9]*) query_env+=(ARGUS_GPU_TURN_IDLE_MS="${knob#idle}") ;;
+      *) echo "unknown knob +$knob (lazy, settleN, quietN, quietsetupN, quietexitN, idleN)"; exit 2 ;;
     esac
   done
   ws="$w/ws-$n-$mode"

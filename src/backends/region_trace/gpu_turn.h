@@ -86,6 +86,8 @@ class GpuTurn {
   [[nodiscard]] int descriptor() const { return fd_; }
 
   /// What noteEvent records; each kind has its own quiet time in the injection library.
+  /// TurnGivenUp: the turn given up at the exit or while idle, or, after an idle release, the
+  /// teardown begun.
   enum class Event { SetUpEnded = 0, TurnGivenUp = 1 };
 
   /// Records in the open file that this process had `event` now (its own slot, by pid and kind;

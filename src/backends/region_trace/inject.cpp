@@ -661,6 +661,7 @@ void releaseTurnAtExit() {
     // hold like a set-up.
     turnEvent("exit_handler");
     if (gState->teardownShared) (void)gState->turn.share(gState->turnPath);
+    gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);  // its teardown: the next quiet time
     turnEvent("turn_released");
     return;
   }
