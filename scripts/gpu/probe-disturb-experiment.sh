@@ -146,18 +146,21 @@ for path in runs:
     rows = []
     for o in found:
         n = around.get(o.get("provenance", {}).get("collect_task"), {})
-        t = dict(n.get("timeline", []))
+        t = {}
+        for event, ns in n.get("timeline", []):
+            t.setdefault(event, ns)  # the first turn, not a re-take after an idle release
         lat = o["latency"]
         off = base and key(o) in base and abs(lat["median"] - base[key(o)]) / base[key(o)] > 0.15
         ms = lambda e: f"{t[e] / 1e6:.0f}" if e in t else "-"
         rows.append((n.get("kernels", [0])[0], f"| {'**off**' if off else ''} | {key(o)[0]} it {key(o)[1]} | "
                      f"{lat['min']}/{lat['median']:.0f}/{lat['max']} ({lat['count']}) | "
-                     f"{ms('turn_asked')} | {ms('turn_taken')} | "
-                     f"{(n.get('last_exit') or {}).get('before_ns', 0) / 1e6:.1f} | "
+                     f"{ms('turn_asked')} | {ms('turn_taken')} | {ms('turn_quiet')} | "
+                     + (f"{n['last_exit']['before_ns'] / 1e6:.1f}" if n.get("last_exit") else "-")
+                     + " | "
                      + ", ".join(f"{b['phase']} {b['overlap_ns'] / 1e3:.1f} us" for b in n.get("beside", []))
                      + " |"))
-    print("| | probe | latency ns min/median/max (CTAs) | turn asked (ms after set-up asked) | turn taken | last other exit before (ms) | others beside its kernels |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| | probe | latency ns min/median/max (CTAs) | turn asked (ms after set-up asked) | turn taken | quiet time over | last other exit before (ms) | others beside its kernels |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for _, row in sorted(rows):
         print(row)
 PY

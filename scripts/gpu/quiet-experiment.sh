@@ -29,9 +29,9 @@ for s in ${BENCH:-150/0 150/30}; do
   IFS=/ read -r setup exit idle <<<"$s"
   ARGUS_GPU_TURN_QUIET_SETUP_MS="$setup" ARGUS_GPU_TURN_QUIET_EXIT_MS="$exit" \
     ARGUS_GPU_TURN_IDLE_MS="${idle:-0}" \
-    timeout 150 bash bench/probe_multirun/run.sh "$B/argus" "/tmp/quiet-bench-${s/\//-}" \
-    >"$out/bench-${s/\//-}.log" 2>&1
+    timeout 150 bash bench/probe_multirun/run.sh "$B/argus" "/tmp/quiet-bench-${s//\//-}" \
+    >"$out/bench-${s//\//-}.log" 2>&1
   echo "== bench, quiet set-up/exit[/idle] $s ms: exit $?"
-  grep -E "^\| (1|8|16) \| (8|1|1b) " "/tmp/quiet-bench-${s/\//-}/summary.md"
-  grep -E "largest" "$out/bench-${s/\//-}.log"
+  grep -E "^\| (1|8|16) \| (8|1|1b) " "/tmp/quiet-bench-${s//\//-}/summary.md"
+  grep -E "largest" "$out/bench-${s//\//-}.log"
 done

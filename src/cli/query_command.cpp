@@ -505,9 +505,10 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
                    "op_latency probe processes started at once per GPU (default 1: one after "
                    "another). With N > 1 their start-up overlaps and each takes the GPU's turn "
                    "from its first GPU work to its exit, so no two probes' GPU work overlaps (the "
-                   "join checks their kernels), and after another process's set-up or exit a "
-                   "holder first waits $ARGUS_GPU_TURN_QUIET_MS (default 100 ms), since the "
-                   "driver's work for it outlives its calls. Faster (H200: 0.27-0.29 s/probe at 8, "
+                   "join checks their kernels); a new holder first waits until "
+                   "$ARGUS_GPU_TURN_QUIET_MS (default 100 ms) have passed since another process "
+                   "ended its set-up or gave the turn up, since the driver's work for those "
+                   "outlives their calls. Faster (H200: 0.27-0.29 s/probe at 8, "
                    "0.23-0.24 at 16, instead of 0.39-0.42), but in one of five such queries a "
                    "probe's latency differed by 29 % from the one-at-a-time run's (runs one at a "
                    "time differ by up to 10 %), so it is not the default")

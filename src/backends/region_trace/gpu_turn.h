@@ -20,7 +20,8 @@
 // - The driver's work for a context outlives the calls that asked for it. Probes whose kernels
 //   ran within ~70 ms of another process's set-up ending measured TMA latencies 30-105 % high in
 //   most concurrent batches, and a few did so right after another's exit. So the file also
-//   records, per process, when it last ended a set-up or gave up the turn (noteEvent), and a new
+//   records, per process, when it last ended a set-up or gave up the turn, at its exit or while
+//   idle (noteEvent), and a new
 //   holder first waits until a quiet time has passed since the latest such moment of another
 //   process (lastOtherEvent; ARGUS_GPU_TURN_QUIET_MS in the injection library, default 100 ms
 //   for both kinds: 1 of 40 concurrent probes then differed by more than 15 % from its
@@ -49,6 +50,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace argus::inject {
 
@@ -90,33 +92,35 @@ class GpuTurn {
   /// teardown begun.
   enum class Event { SetUpEnded = 0, TurnGivenUp = 1 };
 
-  /// Records in the open file that this process had `event` now (its own slot, by pid and kind;
-  /// the steady clock, which all processes of the machine share). False when the file could only
-  /// be opened read-only or the write failed: then others do not wait for it.
-  bool noteEvent(Event event) const {
+  /// Records in the open file that this process had `event` now, on the steady clock (which all
+  /// processes of the machine share), in the slot it claims at its first note: from pid modulo
+  /// kSlots onward, the first that is its own, empty, or holds only events older than kStaleNs
+  /// (so that processes alive together keep apart even when their pids collide). False when the
+  /// file could only be opened read-only or the write failed: then others do not wait for it.
+  bool noteEvent(Event event) {
     if (fd_ < 0) return false;
-    const pid_t pid = ::getpid();
-    char line[kSlotBytes + 1];
-    std::snprintf(line, sizeof line, "%10d %19llu\n", static_cast<int>(pid),
-                  static_cast<unsigned long long>(nowNs()));
-    return ::pwrite(fd_, line, kSlotBytes, slotOffset(pid, event)) ==
-           static_cast<ssize_t>(kSlotBytes);
+    if (slot_ < 0) slot_ = claimSlot();
+    char line[64];
+    const int length =
+        std::snprintf(line, sizeof line, "%10d %19llu\n", static_cast<int>(::getpid()),
+                      static_cast<unsigned long long>(nowNs()));
+    if (length != static_cast<int>(kSlotBytes)) return false;
+    const auto at = static_cast<off_t>(
+        (static_cast<std::size_t>(slot_) * kKinds + static_cast<std::size_t>(event)) * kSlotBytes);
+    return ::pwrite(fd_, line, kSlotBytes, at) == static_cast<ssize_t>(kSlotBytes);
   }
 
-  /// The steady-clock time of the latest `event` (noteEvent) of another process, if any.
+  /// The steady-clock time of the latest `event` (noteEvent) of another process, if any. Times
+  /// after now are left out: they come from before the machine started again (a turn file that
+  /// outlived a reboot) or are not the clock's, and would make a process wait for nothing.
   [[nodiscard]] std::optional<std::uint64_t> lastOtherEvent(Event event) const {
-    if (fd_ < 0) return std::nullopt;
-    char slots[kSlots * kKinds * kSlotBytes];
-    const ssize_t got = ::pread(fd_, slots, sizeof slots, 0);
+    const std::string table = readTable();
+    const std::uint64_t now = nowNs();
     std::optional<std::uint64_t> latest;
-    for (std::size_t slot = static_cast<std::size_t>(event);
-         (slot + 1) * kSlotBytes <= static_cast<std::size_t>(std::max<ssize_t>(got, 0));
-         slot += kKinds) {
-      int pid = 0;
-      unsigned long long ns = 0;
-      if (std::sscanf(slots + slot * kSlotBytes, "%10d %19llu", &pid, &ns) == 2 && pid > 0 &&
-          pid != ::getpid())
-        latest = std::max(latest.value_or(0), static_cast<std::uint64_t>(ns));
+    for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      const auto record = recordAt(table, slot, event);
+      if (record && record->first != ::getpid() && record->second <= now)
+        latest = std::max(latest.value_or(0), record->second);
     }
     return latest;
   }
@@ -128,22 +132,59 @@ class GpuTurn {
                                           .count());
   }
 
-  /// Descriptors at or above this are where the hold's goes (see the file comment), when the
-  /// process may open that many.
+  /// Where the hold's descriptor goes (see the file comment): the lowest free descriptor at or
+  /// above this, or above the process's limit less 64 where that is lower.
   static constexpr int kHighDescriptor = 1000;
+  /// A slot whose events are all older than this may be claimed by another process; quiet times
+  /// are far shorter.
+  static constexpr std::uint64_t kStaleNs = 60'000'000'000;
 
  private:
   static constexpr std::size_t kSlotBytes = 31;  ///< "%10d %19llu\n"
-  static constexpr std::size_t kSlots = 64;      ///< Processes are slotted by pid modulo this.
-  static constexpr std::size_t kKinds = 2;       ///< Event's values, one slot each per process.
-  static off_t slotOffset(pid_t pid, Event event) {
-    return static_cast<off_t>(
-        ((static_cast<std::size_t>(pid) % kSlots) * kKinds + static_cast<std::size_t>(event)) *
-        kSlotBytes);
+  static constexpr std::size_t kSlots = 1024;    ///< Process slots in the file.
+  static constexpr std::size_t kKinds = 2;       ///< Event's values, a record each per slot.
+
+  /// The whole slot table as the file holds it (shorter where the file is).
+  [[nodiscard]] std::string readTable() const {
+    std::string table(kSlots * kKinds * kSlotBytes, '\0');
+    const ssize_t got = fd_ < 0 ? -1 : ::pread(fd_, table.data(), table.size(), 0);
+    table.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+    return table;
   }
 
-  /// `fd` moved to the highest free descriptor at or above kHighDescriptor (below the process's
-  /// limit); `fd` itself when there is none.
+  /// The (pid, time) of `slot`'s `event` record in `table`; nullopt when empty or unreadable.
+  static std::optional<std::pair<pid_t, std::uint64_t>> recordAt(const std::string& table,
+                                                                 std::size_t slot, Event event) {
+    const std::size_t at = (slot * kKinds + static_cast<std::size_t>(event)) * kSlotBytes;
+    if (at + kSlotBytes > table.size()) return std::nullopt;
+    char text[kSlotBytes + 1];
+    std::memcpy(text, table.data() + at, kSlotBytes);
+    text[kSlotBytes] = '\0';
+    int pid = 0;
+    unsigned long long ns = 0;
+    if (std::sscanf(text, "%10d %19llu", &pid, &ns) != 2 || pid <= 0) return std::nullopt;
+    return std::pair{static_cast<pid_t>(pid), static_cast<std::uint64_t>(ns)};
+  }
+
+  /// noteEvent's slot for this process.
+  [[nodiscard]] int claimSlot() const {
+    const std::string table = readTable();
+    const pid_t self = ::getpid();
+    const std::uint64_t now = nowNs();
+    const auto start = static_cast<std::size_t>(self) % kSlots;
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      const std::size_t slot = (start + i) % kSlots;
+      bool free = true;
+      for (const Event event : {Event::SetUpEnded, Event::TurnGivenUp}) {
+        const auto record = recordAt(table, slot, event);
+        free = free && (!record || record->first == self || record->second > now ||
+                        now - record->second > kStaleNs);
+      }
+      if (free) return static_cast<int>(slot);
+    }
+    return static_cast<int>(start);
+  }
+
   static int movedHigh(int fd) {
     rlimit limit{};
     int floor = kHighDescriptor;
@@ -189,6 +230,7 @@ class GpuTurn {
 
   int fd_ = -1;
   Hold hold_ = Hold::None;
+  int slot_ = -1;  ///< noteEvent's slot, once claimed.
 };
 
 /// Whether an ancestor of this process holds a lock on `path` (from /proc/locks). A program's

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <string>
 
 namespace argus::inject {
 namespace {
@@ -47,7 +50,10 @@ TEST(GpuTurn, EventsOfOtherProcessesAndADescriptorThatClosesLast) {
   fs::remove(file);
   GpuTurn mine;
   ASSERT_EQ(mine.share(file), "");
-  EXPECT_GE(mine.descriptor(), GpuTurn::kHighDescriptor);
+  const int later = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(later, 0);
+  EXPECT_GT(mine.descriptor(), later) << "closes after the descriptors opened after it";
+  ::close(later);
   EXPECT_EQ(mine.lastOtherEvent(Event::SetUpEnded), std::nullopt);
   ASSERT_TRUE(mine.noteEvent(Event::SetUpEnded));
   EXPECT_EQ(mine.lastOtherEvent(Event::SetUpEnded), std::nullopt) << "its own event";
@@ -66,6 +72,41 @@ TEST(GpuTurn, EventsOfOtherProcessesAndADescriptorThatClosesLast) {
   EXPECT_GE(*seen, before);
   EXPECT_LE(*seen, GpuTurn::nowNs());
   EXPECT_EQ(mine.lastOtherEvent(Event::TurnGivenUp), std::nullopt) << "another kind";
+  mine.release();
+  fs::remove(file);
+}
+
+// The file's layout (31-byte records "%10d %19llu\n", two per process slot) written by hand: a
+// live process in this process's first slot keeps its record, and a time after now (a turn file
+// that outlived a reboot) is left out rather than waited for.
+TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
+  using Event = GpuTurn::Event;
+  const fs::path file =
+      fs::temp_directory_path() / ("argus-gpu-turn-slots-" + std::to_string(::getpid()) + ".turn");
+  fs::remove(file);
+  const auto record = [](long pid, unsigned long long ns) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%10ld %19llu\n", pid, ns);
+    return std::string(text, 31);
+  };
+  const std::size_t first = static_cast<std::size_t>(::getpid()) % 1024;
+  const long neighbour = ::getpid() + 1024;  // another process with the same first slot
+  const std::uint64_t now = GpuTurn::nowNs();
+  std::string table(1024 * 2 * 31, '\0');
+  table.replace(first * 62, 31, record(neighbour, now - 1000));
+  const std::size_t elsewhere = (first + 500) % 1024;
+  table.replace(elsewhere * 62 + 31, 31, record(neighbour + 1, now + 3'600'000'000'000ull));
+  {
+    std::FILE* out = std::fopen(file.c_str(), "wb");
+    ASSERT_NE(out, nullptr);
+    std::fwrite(table.data(), 1, table.size(), out);
+    std::fclose(out);
+  }
+  GpuTurn mine;
+  ASSERT_EQ(mine.share(file), "");
+  ASSERT_TRUE(mine.noteEvent(Event::SetUpEnded));
+  EXPECT_EQ(mine.lastOtherEvent(Event::SetUpEnded), now - 1000) << "the neighbour's, kept";
+  EXPECT_EQ(mine.lastOtherEvent(Event::TurnGivenUp), std::nullopt) << "a future time, left out";
   mine.release();
   fs::remove(file);
 }

@@ -53,10 +53,10 @@
 //                             memory.
 //   ARGUS_GPU_TURN_IDLE_FLUSH=0  no CUPTI activity flush before an idle release (default:
 //                             flushed, so CUPTI fetches its kernel records under the turn).
-//   ARGUS_GPU_TURN_QUIET_MS=N  after taking the turn, wait until N ms have passed since another
-//                             process sharing the turn file last ended its set-up or gave the
-//                             turn up at its exit (event turn_quiet; default kDefaultQuietMs;
-//                             gpu_turn.h says why). 0: no wait.
+//   ARGUS_GPU_TURN_QUIET_MS=N  after taking the turn, wait until N ms (at most 10000) have passed
+//                             since another process sharing the turn file last ended its set-up
+//                             or gave the turn up (at its exit, or while idle) (event turn_quiet;
+//                             default kDefaultQuietMs; gpu_turn.h says why). 0: no wait.
 //   ARGUS_GPU_TURN_QUIET_SETUP_MS=N, ARGUS_GPU_TURN_QUIET_EXIT_MS=N  the same for set-up ends
 //                             only and for exits only (default: ARGUS_GPU_TURN_QUIET_MS).
 //   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
@@ -661,7 +661,9 @@ void releaseTurnAtExit() {
     // hold like a set-up.
     turnEvent("exit_handler");
     if (gState->teardownShared) (void)gState->turn.share(gState->turnPath);
-    gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);  // its teardown: the next quiet time
+    // Its teardown: the next holder's quiet time (with ARGUS_GPU_TURN_TEARDOWN=none the process
+    // holds no descriptor of the file now, and nothing is noted).
+    gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);
     turnEvent("turn_released");
     return;
   }
@@ -670,8 +672,10 @@ void releaseTurnAtExit() {
   tInCallback = true;  // our own driver call: not a callback to act on
   const bool idle = vendor().cuCtxSynchronize() == CUDA_SUCCESS;
   tInCallback = false;
+  // When the synchronization failed the turn stays held until the process is gone; its end is
+  // near, so the next holder's quiet time counts from here too.
+  gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);
   if (!idle) return;
-  gState->turn.noteEvent(GpuTurn::Event::TurnGivenUp);  // the next holder's quiet time
   if (gState->teardownShared) {
     (void)gState->turn.share(gState->turnPath);
   } else {
@@ -803,9 +807,13 @@ int initialize() {
   }
   if (!state->turnPath.empty()) {
     state->settleNs = envNumber("ARGUS_GPU_TURN_SETTLE_MS", 0) * 1000000;
-    const std::uint64_t quietMs = envNumber("ARGUS_GPU_TURN_QUIET_MS", kDefaultQuietMs);
-    state->quietSetUpNs = envNumber("ARGUS_GPU_TURN_QUIET_SETUP_MS", quietMs) * 1000000;
-    state->quietExitNs = envNumber("ARGUS_GPU_TURN_QUIET_EXIT_MS", quietMs) * 1000000;
+    // At most 10 s: a slot whose events are older than GpuTurn::kStaleNs may be taken over.
+    const auto quietMs = [](const char* name, std::uint64_t fallback) {
+      return std::min<std::uint64_t>(envNumber(name, fallback), 10000);
+    };
+    const std::uint64_t quiet = quietMs("ARGUS_GPU_TURN_QUIET_MS", kDefaultQuietMs);
+    state->quietSetUpNs = quietMs("ARGUS_GPU_TURN_QUIET_SETUP_MS", quiet) * 1000000;
+    state->quietExitNs = quietMs("ARGUS_GPU_TURN_QUIET_EXIT_MS", quiet) * 1000000;
     state->flushBeforeIdle = envNumber("ARGUS_GPU_TURN_IDLE_FLUSH", 1) != 0;
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
     if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {

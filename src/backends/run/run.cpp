@@ -80,7 +80,8 @@ constexpr const char* kProbeWorkQueues = "1";
 // first launch: their upload is then set-up work, out of the turn in which the measured launch
 // runs. Where Argus's own environment (or the spec's run.env) sets CUDA_MODULE_LOADING, that
 // value stays: with LAZY the kernel's code is uploaded inside the turn, right before its launch
-// (scripts/gpu/probe-outlier-experiment.sh compares the two).
+// (scripts/gpu/probe-disturb-experiment.sh's +lazy compares the two). The run record says which
+// was in effect (module_loading).
 constexpr const char* kModuleLoadingVariable = "CUDA_MODULE_LOADING";
 
 Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
@@ -108,8 +109,8 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   fs::create_directories(traceDir, ec);
   std::vector<std::pair<std::string, std::string>> environment = {
       {"CUDA_INJECTION64_PATH", library->string()}, {"ARGUS_TRACE_DIR", traceDir.string()}};
-  if (std::getenv(kModuleLoadingVariable) == nullptr)
-    environment.emplace_back(kModuleLoadingVariable, "EAGER");
+  const char* moduleLoading = std::getenv(kModuleLoadingVariable);
+  if (moduleLoading == nullptr) environment.emplace_back(kModuleLoadingVariable, "EAGER");
   if (ctx.task.isolation.gpuTurns && ctx.device)
     environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
   const bool oneWorkQueue = ctx.task.isolation.gpuTurns &&
@@ -137,6 +138,11 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
                 {"stderr_tail", tail(result.err, 20)},
                 {"injection_errors", errors},
                 {"process_ns", {started, ended}}};
+  // What the program ran with: Argus's EAGER, its own environment's value, or the spec's.
+  if (auto it = spec.run.environment.find(kModuleLoadingVariable); it != spec.run.environment.end())
+    bundle.run["module_loading"] = it->second;
+  else
+    bundle.run["module_loading"] = moduleLoading != nullptr ? moduleLoading : "EAGER";
   // The process's kernels on the GPU's clock (CUPTI), and its wait for the device's turn: the
   // probe join checks with them that processes sharing a device never overlapped.
   const std::vector<json> kernels = jsonObjectLines(traceDir / "kernels.jsonl");
