@@ -125,6 +125,19 @@ class GpuTurn {
     return latest;
   }
 
+  /// How long a new holder still waits: until `setUpNs` have passed since another process's
+  /// latest set-up end and `exitNs` since its latest giving-up of the turn (0 for a kind: not
+  /// waited for). Never more than the larger of the two.
+  [[nodiscard]] std::uint64_t quietWait(std::uint64_t setUpNs, std::uint64_t exitNs) const {
+    std::uint64_t until = 0;
+    for (const auto& [event, quiet] :
+         {std::pair{Event::SetUpEnded, setUpNs}, std::pair{Event::TurnGivenUp, exitNs}})
+      if (quiet != 0)
+        if (const auto last = lastOtherEvent(event)) until = std::max(until, *last + quiet);
+    const std::uint64_t now = nowNs();
+    return until > now ? until - now : 0;
+  }
+
   /// The clock noteEvent writes.
   static std::uint64_t nowNs() {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -107,6 +107,15 @@ TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
   ASSERT_TRUE(mine.noteEvent(Event::SetUpEnded));
   EXPECT_EQ(mine.lastOtherEvent(Event::SetUpEnded), now - 1000) << "the neighbour's, kept";
   EXPECT_EQ(mine.lastOtherEvent(Event::TurnGivenUp), std::nullopt) << "a future time, left out";
+  // The neighbour's set-up ended 1 us before `now`: a 1 s quiet time leaves almost all of it to
+  // wait, one for set-ups only as much, none when set-ups are not waited for.
+  const std::uint64_t second = 1'000'000'000;
+  const std::uint64_t wait = mine.quietWait(second, second);
+  EXPECT_GT(wait, second - 1'000'000'000 / 10);
+  EXPECT_LE(wait, second);
+  EXPECT_GT(mine.quietWait(second, 0), 0u);
+  EXPECT_EQ(mine.quietWait(0, second), 0u) << "no other exit recorded";
+  EXPECT_EQ(mine.quietWait(1000, 0), 0u) << "already over";
   mine.release();
   fs::remove(file);
 }

@@ -549,19 +549,6 @@ std::uint64_t steadyNs() {
                                         .count());
 }
 
-/// How long a new holder of the turn still waits: until the quiet times have passed since the
-/// latest set-up end and the latest giving-up of the turn of other processes (gpu_turn.h).
-std::uint64_t quietWait() {
-  std::uint64_t until = 0;
-  for (const auto& [event, quiet] : {std::pair{GpuTurn::Event::SetUpEnded, gState->quietSetUpNs},
-                                     std::pair{GpuTurn::Event::TurnGivenUp, gState->quietExitNs}})
-    if (quiet != 0)
-      if (const auto last = gState->turn.lastOtherEvent(event))
-        until = std::max(until, *last + quiet);
-  const std::uint64_t now = GpuTurn::nowNs();
-  return until > now ? until - now : 0;
-}
-
 /// Before a driver call: when it is this process's first GPU work, or any driver call after the
 /// turn was given up while idle, wait for the device's turn.
 void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -593,7 +580,7 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     return;
   }
   std::uint64_t taken = turnEvent("turn_taken");
-  const std::uint64_t quietNs = quietWait();
+  const std::uint64_t quietNs = gState->turn.quietWait(gState->quietSetUpNs, gState->quietExitNs);
   if (quietNs != 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(quietNs));
     taken = turnEvent("turn_quiet");
