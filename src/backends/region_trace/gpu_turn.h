@@ -21,13 +21,11 @@
 //   ran within ~70 ms of another process's set-up ending measured TMA latencies 30-105 % high in
 //   most concurrent batches, and a few did so right after another's exit. So the file also
 //   records, per process, when it last ended a set-up or gave up the turn, at its exit or while
-//   idle (noteEvent), and a new
-//   holder first waits until a quiet time has passed since the latest such moment of another
-//   process (lastOtherEvent; ARGUS_GPU_TURN_QUIET_MS in the injection library, default 100 ms
-//   for both kinds: 1 of 40 concurrent probes then differed by more than 15 % from its
-//   one-at-a-time value, against about 1 in 5 without).
-//   A process alone, or the next of a sequence (whose own start-up took longer than that),
-//   waits for nothing.
+//   idle (noteEvent), and a new holder first waits until a quiet time has passed since the
+//   latest such moment of another process (quietWait; ARGUS_GPU_TURN_QUIET_MS in the injection
+//   library, default 100 ms for both kinds: 1 of 40 concurrent probes then differed by more
+//   than 15 % from its one-at-a-time value, against about 1 in 5 without). A process alone, or
+//   the next of a sequence (whose own start-up took longer than that), waits for nothing.
 // - A process's descriptors are closed at its exit in ascending order, so a hold opened during
 //   cuInit would end before the driver's descriptors opened later (the context's) are closed and
 //   the driver tears the context down. The hold's descriptor is therefore moved above them
@@ -198,6 +196,8 @@ class GpuTurn {
     return static_cast<int>(start);
   }
 
+  /// `fd` moved up to kHighDescriptor (see there), closing the original; `fd` itself when it is
+  /// already as high or the move fails.
   static int movedHigh(int fd) {
     rlimit limit{};
     int floor = kHighDescriptor;
