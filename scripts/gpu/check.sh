@@ -3,16 +3,11 @@
 # `gpu` ones included), answers one region query on the TMA GEMM, and runs the seed's
 # tracing-overhead benchmark. Writes logs under $OUT (default /tmp/argus-out) and prints a summary.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
-cd "$root"
-export PATH=/usr/local/cuda/bin:$PATH
-build="$("$root/scripts/gpu/device-build.sh" 2>"$out/build.log")" || {
-  tail -40 "$out/build.log"
-  exit 1
-}
-export LD_LIBRARY_PATH=/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+cd "$gpu_root"
+gpu_build build.log
+build="$B"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt"
 
 echo "== ctest (all but the formatter check, which needs clang-format)"

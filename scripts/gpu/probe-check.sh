@@ -4,16 +4,13 @@
 # the reference run's), runs the gpu-labelled probe test and the multi-run probe benchmark.
 # Usage: OUT=dir probe-check.sh [queries|bench|all]  (default all)
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${OUT:-/tmp/argus-out}"
 what="${1:-all}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+root="$gpu_root"
 cd "$root"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-build=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/build.log") || {
-  tail -30 "$out/build.log"; exit 1; }
-argus="$build/argus"
+gpu_build build.log argus argus_inject
+argus="$B/argus"
 status=0
 if [ "$what" = all ] || [ "$what" = queries ]; then
   q() {  # name region scope

@@ -13,20 +13,14 @@
 # Builds only the argus binary and the injection library (device-build.sh builds everything).
 # Writes under $OUT: triton-query-summary.txt, query1.txt, query2.json, optimize.txt.
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_setup
+cd "$gpu_root"
 summary="$out/triton-query-summary.txt"
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
-export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 start=$(date +%s)
-if ! B=$(scripts/gpu/device-build.sh argus argus_inject 2>"$out/triton-query-build.log"); then
-  tail -30 "$out/triton-query-build.log"
-  exit 1
-fi
+gpu_build triton-query-build.log argus argus_inject
 say "built argus in $(($(date +%s) - start)) s"
 spec=examples/triton_matmul/argus.yaml
 ws=/tmp/argus-ws-triton
