@@ -572,7 +572,9 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
       capture != CU_STREAM_CAPTURE_STATUS_NONE)
     return;
   vendor().cuCtxSynchronize();
-  gState->turn.noteEvent(GpuTurn::Event::SetUpEnded);  // for the quiet time of the next holders
+  // The set-up's end, for the quiet time of the next holders (not a re-take after an idle
+  // release: there was no set-up since).
+  if (!gState->idleReleased) gState->turn.noteEvent(GpuTurn::Event::SetUpEnded);
   const std::uint64_t asked = turnEvent("turn_asked");
   if (const std::string problem = gState->turn.acquire(gState->turnPath); !problem.empty()) {
     reportError(problem + "; this process's GPU work may overlap other processes'");
