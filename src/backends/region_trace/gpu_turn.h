@@ -112,27 +112,21 @@ class GpuTurn {
   /// after now are left out: they come from before the machine started again (a turn file that
   /// outlived a reboot) or are not the clock's, and would make a process wait for nothing.
   [[nodiscard]] std::optional<std::uint64_t> lastOtherEvent(Event event) const {
-    const std::string table = readTable();
-    const std::uint64_t now = nowNs();
-    std::optional<std::uint64_t> latest;
-    for (std::size_t slot = 0; slot < kSlots; ++slot) {
-      const auto record = recordAt(table, slot, event);
-      if (record && record->first != ::getpid() && record->second <= now)
-        latest = std::max(latest.value_or(0), record->second);
-    }
-    return latest;
+    return latestOther(readTable(), event, nowNs());
   }
 
   /// How long a new holder still waits: until `setUpNs` have passed since another process's
   /// latest set-up end and `exitNs` since its latest giving-up of the turn (0 for a kind: not
   /// waited for). Never more than the larger of the two.
   [[nodiscard]] std::uint64_t quietWait(std::uint64_t setUpNs, std::uint64_t exitNs) const {
+    const std::string table = readTable();  // one read for both kinds
+    const std::uint64_t now = nowNs();
     std::uint64_t until = 0;
     for (const auto& [event, quiet] :
          {std::pair{Event::SetUpEnded, setUpNs}, std::pair{Event::TurnGivenUp, exitNs}})
       if (quiet != 0)
-        if (const auto last = lastOtherEvent(event)) until = std::max(until, *last + quiet);
-    const std::uint64_t now = nowNs();
+        if (const auto last = latestOther(table, event, now))
+          until = std::max(until, *last + quiet);
     return until > now ? until - now : 0;
   }
 
@@ -175,6 +169,18 @@ class GpuTurn {
     unsigned long long ns = 0;
     if (std::sscanf(text, "%10d %19llu", &pid, &ns) != 2 || pid <= 0) return std::nullopt;
     return std::pair{static_cast<pid_t>(pid), static_cast<std::uint64_t>(ns)};
+  }
+
+  /// lastOtherEvent over `table` read at `now`.
+  static std::optional<std::uint64_t> latestOther(const std::string& table, Event event,
+                                                  std::uint64_t now) {
+    std::optional<std::uint64_t> latest;
+    for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      const auto record = recordAt(table, slot, event);
+      if (record && record->first != ::getpid() && record->second <= now)
+        latest = std::max(latest.value_or(0), record->second);
+    }
+    return latest;
   }
 
   /// noteEvent's slot for this process.
