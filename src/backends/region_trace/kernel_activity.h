@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -40,15 +39,6 @@ inline std::optional<KernelActivity> kernelActivity(const CUpti_Activity* record
                         .endNs = k->end,
                         .context = k->contextId,
                         .stream = k->streamId};
-}
-
-/// CUPTI's buffer request, answered with `bytes` of aligned memory (no record limit); the buffer
-/// is freed after its completion.
-inline void allocateActivityBuffer(std::uint8_t** buffer, std::size_t* size,
-                                   std::size_t* maxNumRecords, std::size_t bytes) {
-  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
-  *size = *buffer != nullptr ? bytes : 0;
-  *maxNumRecords = 0;
 }
 
 /// kernels.jsonl's lines for the kernel records of a completed activity buffer; `seqOf` maps a

@@ -15,6 +15,9 @@
 #include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace argus::inject {
@@ -103,6 +106,15 @@ bool succeeded(Status status, const char* what, Report&& report) {
   if (status == static_cast<Status>(0)) return true;  // CUDA_SUCCESS, CUPTI_SUCCESS
   report(std::string(what) + " failed: " + vendor().describe(status));
   return false;
+}
+
+/// CUPTI's activity-buffer request (every injection library's onBufferRequested), answered with
+/// `bytes` of aligned memory (no record limit); the buffer is freed after its completion.
+inline void allocateActivityBuffer(std::uint8_t** buffer, std::size_t* size,
+                                   std::size_t* maxNumRecords, std::size_t bytes) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+  *size = *buffer != nullptr ? bytes : 0;
+  *maxNumRecords = 0;
 }
 
 }  // namespace argus::inject

@@ -101,9 +101,7 @@ void append(const std::string& lines) {
 constexpr size_t kBufferBytes = 8u << 20;
 
 void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer != nullptr ? kBufferBytes : 0;
-  *maxNumRecords = 0;
+  argus::inject::allocateActivityBuffer(buffer, size, maxNumRecords, kBufferBytes);
 }
 
 /// One GPU-side or marker line for `record`, or "" (API records are held in the state).
