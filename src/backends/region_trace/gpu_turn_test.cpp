@@ -14,11 +14,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// A turn file of this test process's own in the temporary directory.
+fs::path turnFile(const std::string& tag) {
+  return fs::temp_directory_path() /
+         ("argus-gpu-turn-" + tag + "-" + std::to_string(::getpid()) + ".turn");
+}
+
 // flock(2) locks belong to the open file, so two GpuTurns in one process exclude each other as
 // two processes do.
 TEST(GpuTurn, OneHolderAtATimeAndReleasedWithTheHolder) {
-  const fs::path file =
-      fs::temp_directory_path() / ("argus-gpu-turn-test-" + std::to_string(::getpid()) + ".turn");
+  const fs::path file = turnFile("test");
   {
     GpuTurn first;
     ASSERT_EQ(first.acquire(file), "");
@@ -45,8 +50,7 @@ TEST(GpuTurn, OneHolderAtATimeAndReleasedWithTheHolder) {
 // never its own, and the hold's descriptor sits above the ones opened after it.
 TEST(GpuTurn, EventsOfOtherProcessesAndADescriptorThatClosesLast) {
   using Event = GpuTurn::Event;
-  const fs::path file =
-      fs::temp_directory_path() / ("argus-gpu-turn-events-" + std::to_string(::getpid()) + ".turn");
+  const fs::path file = turnFile("events");
   fs::remove(file);
   GpuTurn mine;
   ASSERT_EQ(mine.share(file), "");
@@ -81,8 +85,7 @@ TEST(GpuTurn, EventsOfOtherProcessesAndADescriptorThatClosesLast) {
 // that outlived a reboot) is left out rather than waited for.
 TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
   using Event = GpuTurn::Event;
-  const fs::path file =
-      fs::temp_directory_path() / ("argus-gpu-turn-slots-" + std::to_string(::getpid()) + ".turn");
+  const fs::path file = turnFile("slots");
   fs::remove(file);
   const auto record = [](long pid, unsigned long long ns) {
     char text[64];
@@ -123,8 +126,7 @@ TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
 // Set-up holds are shared among processes; the turn excludes them all, and converting back to
 // shared lets the others in again.
 TEST(GpuTurn, SharedHoldsExcludeTheTurnButNotEachOther) {
-  const fs::path file =
-      fs::temp_directory_path() / ("argus-gpu-turn-shared-" + std::to_string(::getpid()) + ".turn");
+  const fs::path file = turnFile("shared");
   GpuTurn a;
   GpuTurn b;
   ASSERT_EQ(a.share(file), "");
@@ -157,8 +159,7 @@ TEST(GpuTurn, DriverCallsThatPutWorkOnTheGpu) {
 // A child of a process that holds the file (shared or exclusive) sees it and takes no turn of its
 // own; a child of one that holds nothing does not.
 TEST(GpuTurn, ChildrenSeeTheirAncestorsHold) {
-  const fs::path file = fs::temp_directory_path() /
-                        ("argus-gpu-turn-ancestor-" + std::to_string(::getpid()) + ".turn");
+  const fs::path file = turnFile("ancestor");
   const auto childSees = [&] {
     const pid_t child = ::fork();
     if (child == 0) ::_exit(ancestorHoldsLock(file) ? 0 : 1);
