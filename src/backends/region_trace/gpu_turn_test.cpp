@@ -81,8 +81,8 @@ TEST(GpuTurn, EventsOfOtherProcessesAndADescriptorThatClosesLast) {
 }
 
 // The file's layout (31-byte records "%10d %19llu\n", two per process slot) written by hand: a
-// live process in this process's first slot keeps its record, and a time after now (a turn file
-// that outlived a reboot) is left out rather than waited for.
+// live process in this process's first slot keeps its record, a time after now (a turn file that
+// outlived a reboot) is left out rather than waited for, and text that is no record is skipped.
 TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
   using Event = GpuTurn::Event;
   const fs::path file = turnFile("slots");
@@ -99,6 +99,8 @@ TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
   table.replace(first * 62, 31, record(neighbour, now - 1000));
   const std::size_t elsewhere = (first + 500) % 1024;
   table.replace(elsewhere * 62 + 31, 31, record(neighbour + 1, now + 3'600'000'000'000ull));
+  // Text that is no record (another tool's file, a torn write) is skipped, not parsed across.
+  table.replace(((first + 7) % 1024) * 62, 62, std::string(62, 'x'));
   {
     std::FILE* out = std::fopen(file.c_str(), "wb");
     ASSERT_NE(out, nullptr);
