@@ -16,16 +16,24 @@
 // hold when its process ends, also after a crash. kernels.jsonl's CUPTI intervals let the join
 // check the kernels afterwards.
 //
-// Two things the holds cannot see, measured on the H200 (BENCHMARKS.md, issue 7):
-// - The driver's work for a context outlives the calls that asked for it. Probes whose kernels
-//   ran within ~70 ms of another process's set-up ending measured TMA latencies 30-105 % high in
-//   most concurrent batches, and a few did so right after another's exit. So the file also
-//   records, per process, when it last ended a set-up or gave up the turn, at its exit or while
-//   idle (noteEvent), and a new holder first waits until a quiet time has passed since the
-//   latest such moment of another process (quietWait; ARGUS_GPU_TURN_QUIET_MS in the injection
-//   library, default 100 ms for both kinds: 1 of 40 concurrent probes then differed by more
-//   than 15 % from its one-at-a-time value, against about 1 in 5 without). A process alone, or
-//   the next of a sequence (whose own start-up took longer than that), waits for nothing.
+// Three things the holds cannot see, measured on the H200 (BENCHMARKS.md, issue 7):
+// - The L2's content. A process's input copies stay in L2 for its kernels only when the L2 holds
+//   little else: after another process's exit (its teardown leaves the L2 nearly empty) they
+//   did, and TMA loads measured 320-400 ns; after a batch of context set-ups, or after a buffer
+//   of twice the L2's size was written or read, they did not, and the same loads measured
+//   416-830 ns. So the first holder after concurrent set-ups measured 17-117 % high in about a
+//   third of the batches. A new holder therefore empties the L2 before the program's first GPU
+//   work (TurnL2::Empty, the injection library's default: it reads a buffer of twice the L2's
+//   size with a kernel of its own, then frees the buffer, and the lines go with it). With it, 64
+//   probes at eight at once all came within 15 % of their one-at-a-time values, with no quiet
+//   time.
+// - The driver's work for a context outlives the calls that asked for it. Before the L2 was
+//   emptied, probes whose kernels ran within ~60 ms of another process's exit often measured
+//   high. The file therefore also records, per process, when it last ended a set-up or gave up
+//   the turn, at its exit or while idle (noteEvent), and a new holder can wait until a quiet time
+//   has passed since the latest such moment of another process (quietWait;
+//   ARGUS_GPU_TURN_QUIET_MS in the injection library, default 0 since the L2 is emptied: the
+//   quiet time's effect was the L2's).
 // - A process's descriptors are closed at its exit in ascending order, so a hold opened during
 //   cuInit would end before the driver's descriptors opened later (the context's) are closed and
 //   the driver tears the context down. The hold's descriptor is therefore moved above them
@@ -48,9 +56,30 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace argus::inject {
+
+/// What a new holder does to the L2 once it has the turn, before the program's first GPU work
+/// (ARGUS_GPU_TURN_L2).
+enum class TurnL2 {
+  Empty,  ///< `empty` (default): read a buffer of twice the L2's size, then free it.
+  Read,   ///< `read`: read it and keep it: the L2 full of that buffer's clean lines.
+  Write,  ///< `write`: write it and keep it: the L2 full of dirty lines.
+  Keep,   ///< `none`: leave the L2 as the processes before left it.
+};
+
+/// ARGUS_GPU_TURN_L2's value as a TurnL2: unset or "" is Empty; nullopt for anything else not
+/// named above.
+inline std::optional<TurnL2> turnL2(const char* value) {
+  const std::string_view text = value == nullptr ? "" : value;
+  if (text.empty() || text == "empty") return TurnL2::Empty;
+  if (text == "read") return TurnL2::Read;
+  if (text == "write") return TurnL2::Write;
+  if (text == "none") return TurnL2::Keep;
+  return std::nullopt;
+}
 
 /// A process's hold on one device's turn file.
 class GpuTurn {

@@ -158,6 +158,20 @@ TEST(GpuTurn, DriverCallsThatPutWorkOnTheGpu) {
   EXPECT_FALSE(submitsGpuWork(nullptr));
 }
 
+// ARGUS_GPU_TURN_L2: unset or empty means the default (empty the L2); a misspelt mode is refused,
+// not read as another.
+TEST(GpuTurn, L2ModesByName) {
+  EXPECT_EQ(turnL2(nullptr), TurnL2::Empty);
+  EXPECT_EQ(turnL2(""), TurnL2::Empty);
+  EXPECT_EQ(turnL2("empty"), TurnL2::Empty);
+  EXPECT_EQ(turnL2("read"), TurnL2::Read);
+  EXPECT_EQ(turnL2("write"), TurnL2::Write);
+  EXPECT_EQ(turnL2("none"), TurnL2::Keep);
+  EXPECT_EQ(turnL2("Empty"), std::nullopt);
+  EXPECT_EQ(turnL2("flush"), std::nullopt);
+  EXPECT_EQ(turnL2("0"), std::nullopt);
+}
+
 // A child of a process that holds the file (shared or exclusive) sees it and takes no turn of its
 // own; a child of one that holds nothing does not.
 TEST(GpuTurn, ChildrenSeeTheirAncestorsHold) {

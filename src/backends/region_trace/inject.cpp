@@ -56,11 +56,17 @@
 //   ARGUS_GPU_TURN_QUIET_MS=N  after taking the turn, wait until N ms (at most 10000) have passed
 //                             since another process sharing the turn file last ended its set-up
 //                             or gave the turn up (at its exit, or while idle) (event turn_quiet;
-//                             default kDefaultQuietMs; gpu_turn.h says why). 0: no wait.
+//                             default 0; gpu_turn.h says why it was once needed).
 //   ARGUS_GPU_TURN_QUIET_SETUP_MS=N, ARGUS_GPU_TURN_QUIET_EXIT_MS=N  the same for set-up ends
 //                             only and for exits only (default: ARGUS_GPU_TURN_QUIET_MS).
 //   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
 //                             (event turn_settled; default 0).
+//   ARGUS_GPU_TURN_L2=MODE     then, before the program's first GPU work (event turn_l2_ready):
+//                             `empty` (default) read a buffer of twice the L2's size with a
+//                             kernel of Argus's own (argus_l2_read, left out of kernels.jsonl)
+//                             and free it, which leaves the L2 empty whoever ran or set up
+//                             before (prepareL2; gpu_turn.h says why); `read` read it and keep
+//                             it, `write` write it and keep it (experiments); `none` nothing.
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -71,6 +77,7 @@
 #include "driver_calls.h"
 #include "gpu_turn.h"
 #include "kernel_activity.h"
+#include "l2_read_kernel.h"
 #include "trace_file.h"
 #include "vendor_api.h"
 
@@ -169,6 +176,9 @@ struct State {
   std::uint64_t quietExitNs = 0;
   /// ARGUS_GPU_TURN_IDLE_FLUSH (default 1): flush CUPTI's activity before an idle release.
   bool flushBeforeIdle = true;
+  /// ARGUS_GPU_TURN_L2: what a new holder does to the L2 before the program's work.
+  TurnL2 turnL2 = TurnL2::Empty;
+  std::map<CUcontext, CUfunction> l2Readers;      ///< prepareL2's kernel, loaded once per context.
   std::atomic<int> callsInFlight{0};              ///< Driver calls of the program under way.
   std::atomic<std::uint64_t> lastCallNs{0};       ///< When the last one returned (steady clock).
   std::atomic<bool> traceWritten{false};          ///< A traced launch's file is written.
@@ -178,8 +188,9 @@ struct State {
   bool exiting = false;  ///< The exit handler ran: no turn is taken again (turnMutex).
 };
 
-/// ARGUS_GPU_TURN_QUIET_MS's default.
-constexpr std::uint64_t kDefaultQuietMs = 100;
+/// ARGUS_GPU_TURN_QUIET_MS's default: no quiet time, since the new holder empties the L2
+/// (gpu_turn.h).
+constexpr std::uint64_t kDefaultQuietMs = 0;
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
 thread_local PendingLaunch tPending;
@@ -318,32 +329,92 @@ std::uint64_t turnEvent(const char* event) {
   return cupti;
 }
 
+/// The L2 scratch buffer of `context` (twice the device's L2), allocated at its first use; null
+/// (reported) when it cannot be.
+const DeviceBuffer* l2Scratch(CUcontext context) {
+  const VendorApi& api = vendor();
+  std::lock_guard lock(gState->mutex);
+  DeviceBuffer& scratch = gState->l2Scratch[context];
+  if (scratch.address != 0) return &scratch;
+  CUdevice device = 0;
+  int l2Bytes = 0;
+  if (api.cuCtxGetDevice == nullptr || api.cuDeviceGetAttribute == nullptr) {
+    reportError("this driver lacks cuCtxGetDevice/cuDeviceGetAttribute: no L2 scratch buffer");
+    return nullptr;
+  }
+  if (!check(api.cuCtxGetDevice(&device), "cuCtxGetDevice (L2 scratch)") ||
+      !check(api.cuDeviceGetAttribute(&l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
+             "cuDeviceGetAttribute (L2 size)") ||
+      l2Bytes <= 0 ||
+      !check(api.cuMemAlloc(&scratch.address, 2 * static_cast<std::size_t>(l2Bytes)),
+             "cuMemAlloc (L2 scratch)"))
+    return nullptr;
+  scratch.bytes = 2 * static_cast<std::uint64_t>(l2Bytes);
+  return &scratch;
+}
+
 /// ARGUS_TRACE_L2_FLUSH=1: writes a buffer twice the size of the device's L2 before the traced
 /// launch, so that nothing the program did before it (its input copies, say) is left in L2 and
 /// every run of a variant, alone or beside other processes, starts from the same cache state
 /// (Nsight Compute's cache control flushes before its replays for the same reason). The buffer
 /// is allocated once per context. A failure is reported and the launch goes ahead unflushed.
 void flushL2(CUcontext context) {
+  if (const DeviceBuffer* scratch = l2Scratch(context))
+    check(vendor().cuMemsetD8(scratch->address, 0, scratch->bytes), "cuMemsetD8 (L2 flush)");
+}
+
+/// Reads `scratch` with argus_l2_read (loaded into `context` at its first use). False, reported,
+/// when it cannot.
+bool readL2(CUcontext context, const DeviceBuffer& scratch) {
   const VendorApi& api = vendor();
-  std::lock_guard lock(gState->mutex);
-  DeviceBuffer& scratch = gState->l2Scratch[context];
-  if (scratch.address == 0) {
-    CUdevice device = 0;
-    int l2Bytes = 0;
-    if (api.cuCtxGetDevice == nullptr || api.cuDeviceGetAttribute == nullptr) {
-      reportError("this driver lacks cuCtxGetDevice/cuDeviceGetAttribute: no L2 flush");
-      return;
-    }
-    if (!check(api.cuCtxGetDevice(&device), "cuCtxGetDevice (L2 flush)") ||
-        !check(api.cuDeviceGetAttribute(&l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
-               "cuDeviceGetAttribute (L2 size)") ||
-        l2Bytes <= 0 ||
-        !check(api.cuMemAlloc(&scratch.address, 2 * static_cast<std::size_t>(l2Bytes)),
-               "cuMemAlloc (L2 flush)"))
-      return;
-    scratch.bytes = 2 * static_cast<std::uint64_t>(l2Bytes);
+  if (api.cuModuleLoadData == nullptr || api.cuModuleGetFunction == nullptr ||
+      api.cuLaunchKernel == nullptr) {
+    reportError(
+        "this driver lacks cuModuleLoadData/cuModuleGetFunction/cuLaunchKernel: the L2 "
+        "is not read");
+    return false;
   }
-  check(api.cuMemsetD8(scratch.address, 0, scratch.bytes), "cuMemsetD8 (L2 flush)");
+  CUfunction function = nullptr;
+  {
+    std::lock_guard lock(gState->mutex);
+    function = gState->l2Readers[context];
+  }
+  if (function == nullptr) {
+    CUmodule module = nullptr;
+    if (!check(api.cuModuleLoadData(&module, kL2ReadPtx), "cuModuleLoadData (L2 read)") ||
+        !check(api.cuModuleGetFunction(&function, module, kL2ReadKernel.data()),
+               "cuModuleGetFunction (L2 read)"))
+      return false;
+    std::lock_guard lock(gState->mutex);
+    gState->l2Readers[context] = function;
+  }
+  CUdeviceptr base = scratch.address;
+  std::uint64_t pieces = scratch.bytes / 16;
+  void* params[] = {&base, &pieces};
+  return check(api.cuLaunchKernel(function, 1024, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
+               "cuLaunchKernel (L2 read)");
+}
+
+/// ARGUS_GPU_TURN_L2: prepares the L2 for a new holder of the turn, in `context` (TurnL2 says
+/// what each mode does; gpu_turn.h why). Empty frees the buffer once it is read. The read
+/// replaces whatever the L2 held; after the free, the program's own copies stayed in L2 for its
+/// kernels as they do after another process's exit, where with the buffer kept they did not
+/// (measured on the H200, BENCHMARKS.md), so the driver evidently drops a freed buffer's lines.
+/// Then synchronizes, so that all of it is done before the program's work.
+void prepareL2(CUcontext context, TurnL2 mode) {
+  const VendorApi& api = vendor();
+  const DeviceBuffer* scratch = l2Scratch(context);
+  if (scratch == nullptr) return;
+  if (mode == TurnL2::Write) {
+    flushL2(context);
+  } else if (readL2(context, *scratch) && mode == TurnL2::Empty) {
+    const CUdeviceptr address = scratch->address;
+    check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 read)");
+    check(api.cuMemFree(address), "cuMemFree (L2 buffer)");
+    std::lock_guard lock(gState->mutex);
+    gState->l2Scratch.erase(context);
+  }
+  check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 prepared)");
 }
 
 void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
@@ -534,6 +605,7 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     const CUcontext context = data->context;
     std::erase_if(gState->symbols, [&](const auto& entry) { return entry.first.first == context; });
+    gState->l2Readers.erase(context);  // its module goes with the context
     for (auto* owned : {&gState->buffers, &gState->l2Scratch}) {
       if (auto it = owned->find(context); it != owned->end()) {
         if (it->second.address != 0) vendor().cuMemFree(it->second.address);
@@ -590,6 +662,14 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
   if (gState->settleNs != 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(gState->settleNs));
     taken = turnEvent("turn_settled");
+  }
+  if (gState->turnL2 != TurnL2::Keep) {
+    CUcontext context = cb->context;
+    if (context == nullptr) vendor().cuCtxGetCurrent(&context);
+    if (context != nullptr) {
+      prepareL2(context, gState->turnL2);
+      taken = turnEvent("turn_l2_ready");
+    }
   }
   gState->idleReleased = false;
   const std::string line =
@@ -804,6 +884,12 @@ int initialize() {
     state->quietSetUpNs = quietMs("ARGUS_GPU_TURN_QUIET_SETUP_MS", quiet) * 1000000;
     state->quietExitNs = quietMs("ARGUS_GPU_TURN_QUIET_EXIT_MS", quiet) * 1000000;
     state->flushBeforeIdle = envNumber("ARGUS_GPU_TURN_IDLE_FLUSH", 1) != 0;
+    if (const auto mode = turnL2(std::getenv("ARGUS_GPU_TURN_L2"))) {
+      state->turnL2 = *mode;
+    } else {
+      reportError(std::string("ARGUS_GPU_TURN_L2=") + std::getenv("ARGUS_GPU_TURN_L2") +
+                  " is not one of empty, read, write, none: the L2 is emptied (the default)");
+    }
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);
     if (idleMs != 0 && api.cuCtxSetCurrent == nullptr) {
       reportError("this driver lacks cuCtxSetCurrent: ARGUS_GPU_TURN_IDLE_MS ignored");

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "l2_read_kernel.h"
 #include "trace_file.h"
 #include "vendor_api.h"
 
@@ -26,13 +28,14 @@ static_assert(offsetof(CUpti_ActivityKernel10, start) == offsetof(CUpti_Activity
                   offsetof(CUpti_ActivityKernel4, correlationId) &&
               offsetof(CUpti_ActivityKernel10, name) == offsetof(CUpti_ActivityKernel4, name));
 
-/// `record`'s kernel, or nullopt when it is not a kernel record; `seq` stays -1 (the caller knows
-/// the launch's number by the correlation id).
+/// `record`'s kernel, or nullopt when it is not a kernel record or is Argus's own kernel
+/// (kL2ReadKernel); `seq` stays -1 (the caller knows the launch's number by the correlation id).
 inline std::optional<KernelActivity> kernelActivity(const CUpti_Activity* record) {
   if (record == nullptr || (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
                             record->kind != CUPTI_ACTIVITY_KIND_KERNEL))
     return std::nullopt;
   const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+  if (k->name != nullptr && k->name == kL2ReadKernel) return std::nullopt;
   return KernelActivity{.correlation = k->correlationId,
                         .kernel = k->name != nullptr ? k->name : "",
                         .startNs = k->start,
@@ -41,8 +44,9 @@ inline std::optional<KernelActivity> kernelActivity(const CUpti_Activity* record
                         .stream = k->streamId};
 }
 
-/// kernels.jsonl's lines for the kernel records of a completed activity buffer; `seqOf` maps a
-/// record's correlation id to its launch's number (-1 when unknown).
+/// kernels.jsonl's lines for the kernel records of a completed activity buffer, Argus's own
+/// kernel left out (kernelActivity); `seqOf` maps a record's correlation id to its launch's
+/// number (-1 when unknown).
 template <class SeqOf>
 std::string kernelsLines(std::uint8_t* buffer, std::size_t validSize, SeqOf&& seqOf) {
   std::string lines;

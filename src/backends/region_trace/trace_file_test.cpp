@@ -1,7 +1,9 @@
 #include "trace_file.h"
 
 #include "kernel_activity.h"
+#include "l2_read_kernel.h"
 
+#include <argus/support/process.h>
 #include <argus/trace/decode.h>
 #include <gtest/gtest.h>
 
@@ -163,11 +165,31 @@ TEST(KernelActivity, CuptiKernelRecordsBecomeKernelsLines) {
             "\n");
   record.name = nullptr;
   EXPECT_EQ(kernelActivity(reinterpret_cast<const CUpti_Activity*>(&record))->kernel, "");
+  // The kernel libargus_inject.so launches to empty the L2 is not the program's.
+  record.name = "argus_l2_read";
+  EXPECT_EQ(kernelActivity(reinterpret_cast<const CUpti_Activity*>(&record)), std::nullopt);
   record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   EXPECT_EQ(kernelActivity(reinterpret_cast<const CUpti_Activity*>(&record)), std::nullopt);
   EXPECT_EQ(kernelsLine({}), R"({"seq":-1,"correlation":0,"kernel":"","start_ns":0,"end_ns":0,)"
                              R"("duration_ns":0,"context":0,"stream":0})"
                              "\n");
+}
+
+// The L2 reader's PTX assembles for Hopper, as the driver will compile it at load time (ptxas
+// from the CUDA toolkit; skipped where there is none).
+TEST(L2ReadKernel, PtxAssemblesForSm90) {
+  auto ptxas = findTool("ptxas");
+  if (!ptxas) GTEST_SKIP() << ptxas.error().text();
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("argus-l2-read-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "l2_read.ptx") << kL2ReadPtx;
+  auto run = runProcess({ptxas->string(), "-arch=sm_90", "-o", (dir / "l2_read.cubin").string(),
+                         (dir / "l2_read.ptx").string()});
+  ASSERT_TRUE(run) << run.error().text();
+  EXPECT_EQ(run->exitCode, 0) << run->err;
+  EXPECT_GT(std::filesystem::file_size(dir / "l2_read.cubin"), 0u);
+  std::filesystem::remove_all(dir);
 }
 
 // A library's problems go to stderr and, with an output folder, to errors.txt, one line each.

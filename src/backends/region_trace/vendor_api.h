@@ -35,6 +35,9 @@ namespace argus::inject {
   X(cuMemcpyHtoD, true)           \
   X(cuMemcpyDtoH, true)           \
   X(cuModuleGetGlobal, true)      \
+  X(cuModuleLoadData, false)      \
+  X(cuModuleGetFunction, false)   \
+  X(cuLaunchKernel, false)        \
   X(cuFuncGetModule, false)       \
   X(cuFuncGetName, false)         \
   X(cuKernelGetFunction, false)   \
