@@ -18,7 +18,9 @@
 # ARGUS_GPU_TURN_QUIET_MS=N (a process waits after taking the turn until N ms have passed since
 # another ended its set-up or gave the turn up; +quietsetupN and +quietexitN set the two kinds'
 # quiet times apart), MODE+idleN ARGUS_GPU_TURN_IDLE_MS=N (the turn given up while the program
-# is idle after its traced launch), e.g. alone+settle150/8, alone+quiet100/8,
+# is idle after its traced launch), MODE+l2MODE ARGUS_GPU_TURN_L2=MODE (what a new holder does to
+# the L2 before the program's first GPU work: empty, the default, read, write or none),
+# e.g. alone+settle150/8, alone+quiet100/8,
 # alone+quietsetup150+quietexit30/8, alone+idle2+quiet100/8.
 # Prints,
 # per mode, each probe's latency median against the first `alone` run and how many are more
@@ -49,7 +51,8 @@ for mode in $modes; do
       quietsetup[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_SETUP_MS="${knob#quietsetup}") ;;
       quietexit[0-9]*) query_env+=(ARGUS_GPU_TURN_QUIET_EXIT_MS="${knob#quietexit}") ;;
       idle[0-9]*) query_env+=(ARGUS_GPU_TURN_IDLE_MS="${knob#idle}") ;;
-      *) echo "unknown knob +$knob (lazy, settleN, quietN, quietsetupN, quietexitN, idleN)"; exit 2 ;;
+      l2write|l2read|l2empty|l2none) query_env+=(ARGUS_GPU_TURN_L2="${knob#l2}") ;;
+      *) echo "unknown knob +$knob (lazy, settleN, quietN, quietsetupN, quietexitN, idleN, l2write, l2read, l2empty, l2none)"; exit 2 ;;
     esac
   done
   ws="$w/ws-$n-$mode"

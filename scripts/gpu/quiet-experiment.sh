@@ -8,7 +8,10 @@
 # (default 3) alternating, between two one-at-a-time runs; then the multi-run benchmark
 # (bench/probe_multirun) runs once under each setting of $BENCH (default: the two split ones).
 # Prints the disturb table (probes more than 15 % off the one-at-a-time run) and, per bench
-# setting, the timing rows and the largest latency difference. About 5 minutes.
+# setting, the timing rows and the largest latency difference. About 5 minutes. Since the
+# eleventh session every holder also empties the L2 (ARGUS_GPU_TURN_L2=empty, the default), which
+# made the quiet time unnecessary (BENCHMARKS.md); set ARGUS_GPU_TURN_L2=none to study the quiet
+# time alone.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"

@@ -505,13 +505,12 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
                    "op_latency probe processes started at once per GPU (default 1: one after "
                    "another). With N > 1 their start-up overlaps and each takes the GPU's turn "
                    "from its first GPU work to its exit, so no two probes' GPU work overlaps (the "
-                   "join checks their kernels); a new holder first waits until "
-                   "$ARGUS_GPU_TURN_QUIET_MS (default 100 ms) have passed since another process "
-                   "ended its set-up or gave the turn up, since the driver's work for those "
-                   "outlives their calls. Faster (H200: 0.27-0.29 s/probe at 8, "
-                   "0.23-0.24 at 16, instead of 0.39-0.42), but in one of five such queries a "
-                   "probe's latency differed by 29 % from the one-at-a-time run's (runs one at a "
-                   "time differ by up to 10 %), so it is not the default")
+                   "join checks their kernels). Every probe, one at a time or not, first empties "
+                   "the L2 ($ARGUS_GPU_TURN_L2), so its latencies do not depend on what ran or "
+                   "set up before it. H200: 0.15 s/probe at 8 and 0.12 at 16, instead of "
+                   "0.36-0.41, with 8 at once as close to one at a time as two one-at-a-time runs "
+                   "are to each other (within 10 %). Not yet the default: Triton programs have "
+                   "not been run this way")
       ->check(CLI::Range(1, 64));
   return {Command{verb, [o] { return runQuery(*o); }}};
 }
