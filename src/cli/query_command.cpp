@@ -501,16 +501,17 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
   verb->add_option("--chrome-trace", o->chromeTraceOut,
                    "Write the timeline of the query's collections (region traces, system traces "
                    "of every process) as Chrome/Perfetto JSON to this file");
-  verb->add_option("--concurrent-probes", o->concurrentProbes,
-                   "op_latency probe processes started at once per GPU (default 1: one after "
-                   "another). With N > 1 their start-up overlaps and each takes the GPU's turn "
-                   "from its first GPU work to its exit, so no two probes' GPU work overlaps (the "
-                   "join checks their kernels). Every probe, one at a time or not, first empties "
-                   "the L2 ($ARGUS_GPU_TURN_L2), so its latencies do not depend on what ran or "
-                   "set up before it. H200: 0.15 s/probe at 8 and 0.12 at 16, instead of "
-                   "0.36-0.41, with 8 at once as close to one at a time as two one-at-a-time runs "
-                   "are to each other (within 10 %). Not yet the default: Triton programs have "
-                   "not been run this way")
+  verb->add_option(
+          "--concurrent-probes", o->concurrentProbes,
+          "op_latency probe processes started at once per GPU (default 1: one after "
+          "another). With N > 1 their start-up overlaps and each takes the GPU's turn "
+          "from its first GPU work to its exit, so no two probes' GPU work overlaps (the "
+          "join checks their kernels). Every one-GPU probe, one at a time or not, first "
+          "empties the L2 ($ARGUS_GPU_TURN_L2), so its latencies do not depend on what ran or "
+          "set up before it. H200: 0.15 s/probe at 8 and 0.12 at 16, instead of "
+          "0.36-0.41, with 8 at once as close to one at a time as two one-at-a-time runs "
+          "are to each other (within 10 %). Not yet the default: Triton programs have "
+          "not been run this way")
       ->check(CLI::Range(1, 64));
   return {Command{verb, [o] { return runQuery(*o); }}};
 }

@@ -25,8 +25,8 @@
 //   third of the batches. A new holder therefore empties the L2 before the program's first GPU
 //   work (TurnL2::Empty, the injection library's default: it reads a buffer of twice the L2's
 //   size with a kernel of its own, then frees the buffer, and the lines go with it). With it, 64
-//   probes at eight at once all came within 15 % of their one-at-a-time values, with no quiet
-//   time.
+//   probes at eight at once (32 with no quiet time, 32 with 60 ms after exits) all came within
+//   15 % of their one-at-a-time values.
 // - The driver's work for a context outlives the calls that asked for it. Before the L2 was
 //   emptied, probes whose kernels ran within ~60 ms of another process's exit often measured
 //   high. The file therefore also records, per process, when it last ended a set-up or gave up

@@ -61,12 +61,15 @@
 //                             only and for exits only (default: ARGUS_GPU_TURN_QUIET_MS).
 //   ARGUS_GPU_TURN_SETTLE_MS=N  wait N ms after taking the turn before the first GPU work
 //                             (event turn_settled; default 0).
-//   ARGUS_GPU_TURN_L2=MODE     then, before the program's first GPU work (event turn_l2_ready):
-//                             `empty` (default) read a buffer of twice the L2's size with a
-//                             kernel of Argus's own (argus_l2_read, left out of kernels.jsonl)
-//                             and free it, which leaves the L2 empty whoever ran or set up
-//                             before (prepareL2; gpu_turn.h says why); `read` read it and keep
-//                             it, `write` write it and keep it (experiments); `none` nothing.
+//   ARGUS_GPU_TURN_L2=MODE     then, before the program's first GPU work (not at a re-take after
+//                             an idle release; event turn_l2_ready, or turn_l2_failed with the
+//                             reason in errors.txt): `empty` (default) read a buffer of twice the
+//                             L2's size with a kernel of Argus's own (argus_l2_read, left out of
+//                             kernels.jsonl) and free it, which leaves the L2 empty whoever ran
+//                             or set up before (prepareL2; gpu_turn.h says why); `read` read it
+//                             and keep it, `write` write it and keep it (experiments); `none`
+//                             nothing. Not while a graph is being captured: the turn is then
+//                             taken at a later call.
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
@@ -329,38 +332,45 @@ std::uint64_t turnEvent(const char* event) {
   return cupti;
 }
 
-/// The L2 scratch buffer of `context` (twice the device's L2), allocated at its first use; null
-/// (reported) when it cannot be.
-const DeviceBuffer* l2Scratch(CUcontext context) {
+/// The L2 scratch buffer of `context` (twice the device's L2), allocated at its first use (outside
+/// the lock: the driver calls back into onResource, which takes it); nullopt (reported) when it
+/// cannot be. A copy: prepareL2 frees and forgets the buffer.
+std::optional<DeviceBuffer> l2Scratch(CUcontext context) {
   const VendorApi& api = vendor();
-  std::lock_guard lock(gState->mutex);
-  DeviceBuffer& scratch = gState->l2Scratch[context];
-  if (scratch.address != 0) return &scratch;
+  {
+    std::lock_guard lock(gState->mutex);
+    if (auto it = gState->l2Scratch.find(context); it != gState->l2Scratch.end()) return it->second;
+  }
   CUdevice device = 0;
   int l2Bytes = 0;
   if (api.cuCtxGetDevice == nullptr || api.cuDeviceGetAttribute == nullptr) {
     reportError("this driver lacks cuCtxGetDevice/cuDeviceGetAttribute: no L2 scratch buffer");
-    return nullptr;
+    return std::nullopt;
   }
+  DeviceBuffer scratch;
   if (!check(api.cuCtxGetDevice(&device), "cuCtxGetDevice (L2 scratch)") ||
       !check(api.cuDeviceGetAttribute(&l2Bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
              "cuDeviceGetAttribute (L2 size)") ||
       l2Bytes <= 0 ||
       !check(api.cuMemAlloc(&scratch.address, 2 * static_cast<std::size_t>(l2Bytes)),
              "cuMemAlloc (L2 scratch)"))
-    return nullptr;
+    return std::nullopt;
   scratch.bytes = 2 * static_cast<std::uint64_t>(l2Bytes);
-  return &scratch;
+  std::lock_guard lock(gState->mutex);
+  gState->l2Scratch[context] = scratch;
+  return scratch;
 }
 
 /// ARGUS_TRACE_L2_FLUSH=1: writes a buffer twice the size of the device's L2 before the traced
 /// launch, so that nothing the program did before it (its input copies, say) is left in L2 and
 /// every run of a variant, alone or beside other processes, starts from the same cache state
 /// (Nsight Compute's cache control flushes before its replays for the same reason). The buffer
-/// is allocated once per context. A failure is reported and the launch goes ahead unflushed.
-void flushL2(CUcontext context) {
-  if (const DeviceBuffer* scratch = l2Scratch(context))
-    check(vendor().cuMemsetD8(scratch->address, 0, scratch->bytes), "cuMemsetD8 (L2 flush)");
+/// (l2Scratch) is kept for the context's later launches. A failure is reported and the launch
+/// goes ahead unflushed; false then.
+bool flushL2(CUcontext context) {
+  const auto scratch = l2Scratch(context);
+  return scratch &&
+         check(vendor().cuMemsetD8(scratch->address, 0, scratch->bytes), "cuMemsetD8 (L2 flush)");
 }
 
 /// Reads `scratch` with argus_l2_read (loaded into `context` at its first use). False, reported,
@@ -381,10 +391,13 @@ bool readL2(CUcontext context, const DeviceBuffer& scratch) {
   }
   if (function == nullptr) {
     CUmodule module = nullptr;
-    if (!check(api.cuModuleLoadData(&module, kL2ReadPtx), "cuModuleLoadData (L2 read)") ||
-        !check(api.cuModuleGetFunction(&function, module, kL2ReadKernel.data()),
-               "cuModuleGetFunction (L2 read)"))
+    if (!check(api.cuModuleLoadData(&module, kL2ReadPtx), "cuModuleLoadData (L2 read)"))
       return false;
+    if (!check(api.cuModuleGetFunction(&function, module, kL2ReadKernel.data()),
+               "cuModuleGetFunction (L2 read)")) {
+      if (api.cuModuleUnload != nullptr) api.cuModuleUnload(module);
+      return false;
+    }
     std::lock_guard lock(gState->mutex);
     gState->l2Readers[context] = function;
   }
@@ -396,25 +409,42 @@ bool readL2(CUcontext context, const DeviceBuffer& scratch) {
 }
 
 /// ARGUS_GPU_TURN_L2: prepares the L2 for a new holder of the turn, in `context` (TurnL2 says
-/// what each mode does; gpu_turn.h why). Empty frees the buffer once it is read. The read
-/// replaces whatever the L2 held; after the free, the program's own copies stayed in L2 for its
-/// kernels as they do after another process's exit, where with the buffer kept they did not
-/// (measured on the H200, BENCHMARKS.md), so the driver evidently drops a freed buffer's lines.
-/// Then synchronizes, so that all of it is done before the program's work.
-void prepareL2(CUcontext context, TurnL2 mode) {
+/// what each mode does; gpu_turn.h why). Empty frees the buffer once it is read, and also when
+/// the read failed (100+ MB are not left behind). The read replaces whatever the L2 held; after
+/// the free, the program's own copies stayed in L2 for its kernels as they do after another
+/// process's exit, where with the buffer kept they did not (measured on the H200,
+/// BENCHMARKS.md), so the driver evidently drops a freed buffer's lines. Then synchronizes, so
+/// that all of it is done before the program's work. False (reported) when the L2 could not be
+/// prepared as asked.
+bool prepareL2(CUcontext context, TurnL2 mode) {
   const VendorApi& api = vendor();
-  const DeviceBuffer* scratch = l2Scratch(context);
-  if (scratch == nullptr) return;
+  const auto scratch = l2Scratch(context);
+  if (!scratch) return false;
+  bool done = false;
   if (mode == TurnL2::Write) {
-    flushL2(context);
-  } else if (readL2(context, *scratch) && mode == TurnL2::Empty) {
-    const CUdeviceptr address = scratch->address;
-    check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 read)");
-    check(api.cuMemFree(address), "cuMemFree (L2 buffer)");
-    std::lock_guard lock(gState->mutex);
-    gState->l2Scratch.erase(context);
+    done = flushL2(context);
+  } else {
+    done = readL2(context, *scratch);
+    if (mode == TurnL2::Empty) {
+      if (done) done = check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 read)");
+      {
+        std::lock_guard lock(gState->mutex);
+        gState->l2Scratch.erase(context);
+      }
+      done = check(api.cuMemFree(scratch->address), "cuMemFree (L2 buffer)") && done;
+    }
   }
-  check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 prepared)");
+  return check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 prepared)") && done;
+}
+
+/// A graph capture is under way on `stream`, or (CU_STREAM_LEGACY) on any blocking stream: then
+/// no synchronization, allocation or launch of Argus's may happen, or the capture is invalidated.
+bool capturing(CUstream stream) {
+  if (vendor().cuStreamIsCapturing == nullptr) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult result = vendor().cuStreamIsCapturing(stream, &status);
+  return result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+         (result == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
 void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
@@ -634,14 +664,13 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
   if (!work && !gState->idleReleased) return;  // still setting up: GPU work takes the turn first
   const std::string& name = cbid < gState->workNames.size() ? gState->workNames[cbid] : "";
   // What this process's set-up left on the GPU (module uploads, memory set-up) finishes under the
-  // shared hold, before the wait for the turn lets it go. Not for a launch into a stream that is
-  // capturing a graph: synchronizing then would invalidate the capture (and the launch puts no
-  // work on the GPU yet).
+  // shared hold, before the wait for the turn lets it go. Not while a graph is being captured
+  // (into the launch's stream, or into any blocking stream, which the legacy stream's status
+  // shows): synchronizing, or the L2's preparation below, would invalidate the capture, and work
+  // being captured is not yet on the GPU. The turn is then taken at a later call.
   LaunchArgs args;
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (launchArgs(cbid, cb->functionParams, args) && vendor().cuStreamIsCapturing != nullptr &&
-      vendor().cuStreamIsCapturing(args.stream, &capture) == CUDA_SUCCESS &&
-      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+  if ((launchArgs(cbid, cb->functionParams, args) && capturing(args.stream)) ||
+      capturing(CU_STREAM_LEGACY))
     return;
   vendor().cuCtxSynchronize();
   // The set-up's end, for the quiet time of the next holders (not a re-take after an idle
@@ -663,12 +692,15 @@ void takeTurnBefore(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(gState->settleNs));
     taken = turnEvent("turn_settled");
   }
-  if (gState->turnL2 != TurnL2::Keep) {
+  // The L2 before the program's first GPU work only: a re-take after an idle release follows the
+  // measured launch.
+  if (gState->turnL2 != TurnL2::Keep && !gState->idleReleased) {
     CUcontext context = cb->context;
-    if (context == nullptr) vendor().cuCtxGetCurrent(&context);
-    if (context != nullptr) {
-      prepareL2(context, gState->turnL2);
-      taken = turnEvent("turn_l2_ready");
+    if (context == nullptr && vendor().cuCtxGetCurrent(&context) != CUDA_SUCCESS) context = nullptr;
+    if (context == nullptr) {
+      reportError("no current context at the first GPU work: the L2 is not prepared");
+    } else {
+      taken = turnEvent(prepareL2(context, gState->turnL2) ? "turn_l2_ready" : "turn_l2_failed");
     }
   }
   gState->idleReleased = false;
@@ -884,10 +916,14 @@ int initialize() {
     state->quietSetUpNs = quietMs("ARGUS_GPU_TURN_QUIET_SETUP_MS", quiet) * 1000000;
     state->quietExitNs = quietMs("ARGUS_GPU_TURN_QUIET_EXIT_MS", quiet) * 1000000;
     state->flushBeforeIdle = envNumber("ARGUS_GPU_TURN_IDLE_FLUSH", 1) != 0;
-    if (const auto mode = turnL2(std::getenv("ARGUS_GPU_TURN_L2"))) {
+    const char* l2Mode = std::getenv("ARGUS_GPU_TURN_L2");
+    if (const auto mode = turnL2(l2Mode)) {
       state->turnL2 = *mode;
     } else {
-      reportError(std::string("ARGUS_GPU_TURN_L2=") + std::getenv("ARGUS_GPU_TURN_L2") +
+      std::string shown(l2Mode);
+      std::replace_if(
+          shown.begin(), shown.end(), [](char c) { return c < ' '; }, '?');
+      reportError("ARGUS_GPU_TURN_L2=" + shown +
                   " is not one of empty, read, write, none: the L2 is emptied (the default)");
     }
     const std::uint64_t idleMs = envNumber("ARGUS_GPU_TURN_IDLE_MS", 0);

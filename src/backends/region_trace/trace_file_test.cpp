@@ -186,10 +186,12 @@ TEST(L2ReadKernel, PtxAssemblesForSm90) {
   std::ofstream(dir / "l2_read.ptx") << kL2ReadPtx;
   auto run = runProcess({ptxas->string(), "-arch=sm_90", "-o", (dir / "l2_read.cubin").string(),
                          (dir / "l2_read.ptx").string()});
+  std::error_code ec;
+  const auto cubinBytes = std::filesystem::file_size(dir / "l2_read.cubin", ec);
+  std::filesystem::remove_all(dir, ec);
   ASSERT_TRUE(run) << run.error().text();
   EXPECT_EQ(run->exitCode, 0) << run->err;
-  EXPECT_GT(std::filesystem::file_size(dir / "l2_read.cubin"), 0u);
-  std::filesystem::remove_all(dir);
+  EXPECT_GT(cubinBytes, 0u);
 }
 
 // A library's problems go to stderr and, with an output folder, to errors.txt, one line each.

@@ -37,6 +37,7 @@ namespace argus::inject {
   X(cuModuleGetGlobal, true)      \
   X(cuModuleLoadData, false)      \
   X(cuModuleGetFunction, false)   \
+  X(cuModuleUnload, false)        \
   X(cuLaunchKernel, false)        \
   X(cuFuncGetModule, false)       \
   X(cuFuncGetName, false)         \
