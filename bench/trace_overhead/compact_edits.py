@@ -27,6 +27,14 @@ the default; bench/trace_overhead/argus.yaml). The edits are for timing
   noclose  no closing record at the exits (the red.max kept): what lane 0's store at the exit,
          whose draining the kernel's end waits for, costs. The records then do not decode.
   noexit   neither the closing record nor the red.max: all the exits' trace work.
+  placebegin  the record's place (clamp, address, count) taken at the begin marker instead of
+         the end: off the end marker's path to its store, while the warp waits for the
+         occurrence's first operands anyway. Same records for these kernels (one region, not
+         nested); in general a nested region's end would then take a later place than its
+         parent's begin claimed.
+  begin  placebegin, and the begin timestamp and iteration read straight into the store's data
+         registers (no predicated copies at the end marker): only right where regions do not
+         nest, as here.
 
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
@@ -39,6 +47,12 @@ STORE = '@%argus_w st.global.cs.v4.u32 [%argus_addr], {'
 PLACE = 'min.u32 %argus_t1, %argus_cnt, %argus_l16;'
 
 
+PLACE_LINES = (PLACE, 'mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;',
+               'add.u32 %argus_cnt, %argus_cnt, 1;')
+BEGIN_TIME = 'mov.u32 %argus_h0, %globaltimer_lo;'
+COPIES = ('@%argus_on mov.u32 %argus_bs, %argus_h0;', '@%argus_on mov.u32 %argus_ic, %argus_i0;')
+
+
 LANE_READ = 'mov.u32 %argus_t1, %laneid;'
 LANE_ZERO = 'setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;'
 WARP_ID = 'shr.u32 %argus_warp, %argus_t1, 5;'  # %argus_t1: the linear thread index here
@@ -48,6 +62,16 @@ def edit(lines, what):
     out = []
     for line in lines:
         t = line.strip()
+        if what in ('placebegin', 'begin'):
+            if t in PLACE_LINES or (what == 'begin' and t in COPIES):
+                continue
+            if t == BEGIN_TIME:
+                if what == 'begin':
+                    line = line.replace('%argus_h0', '%argus_bs')
+                out += [line] + ['\t' + p for p in PLACE_LINES]
+                continue
+            if what == 'begin' and t.startswith('mov.b32 %argus_i0, '):
+                line = line.replace('%argus_i0', '%argus_ic')
         if t.startswith(STORE) and what in ('all', 'redux'):
             line = line.replace('@%argus_w ', '@%argus_on ')
         elif t == LANE_READ and what in ('nolane', 'tidlane'):
@@ -82,7 +106,8 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
-    known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit')
+    known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit',
+             'placebegin', 'begin')
     if what not in known:
         sys.exit(f'compact_edits.py: unknown edit {what!r}; known: {", ".join(known)}')
     if STORE not in text or PLACE not in text:
