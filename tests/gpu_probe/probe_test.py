@@ -6,7 +6,9 @@ facts independent of the tracer: every probe's program passed its own check with
 to the reference run's, latency > 0, each probe joined exactly the 8 (CTA, producer warp) pairs
 of one launch with no unmatched occurrence, the shared expect_tx phase is labelled, and every
 number is `derived` with the probe's variant/collect tasks as provenance, and every probe ran
-with one hardware work queue with its kernels on one stream.
+with one hardware work queue with its kernels on one stream, and every probe process emptied the
+L2 once it had the GPU's turn (turn_l2_ready in its timeline; Argus's own L2 reader kernel is not
+among the program's kernels, or the kernels would be on two streams).
 Exits 77 (skip) when there is no GPU. Usage: probe_test.py ARGUS SOURCE_DIR
 """
 import os
@@ -45,6 +47,14 @@ with tempfile.TemporaryDirectory() as ws:
         # all its kernels on one stream (CUPTI's stream ids), so no caution.
         check(op.get("work_queues") == 1 and op.get("kernel_streams") == 1 and "caution" not in op,
               f"{name}: one work queue, kernels on one stream, no caution (work_queues {op.get('work_queues')}, kernel_streams {op.get('kernel_streams')})")
+    # Every probe process emptied the L2 before its program's GPU work (ARGUS_GPU_TURN_L2's
+    # default, libargus_inject.so).
+    neighbours = value.get("isolation", {}).get("neighbours", [])
+    check(len(neighbours) == 4, f"4 probe processes in the isolation check (got {len(neighbours)})")
+    for n in neighbours:
+        events = [event for event, _ in n.get("timeline", [])]
+        check("turn_l2_ready" in events and "turn_l2_failed" not in events,
+              f"{n.get('collect')}: the L2 emptied once the turn was taken (timeline {events})")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
