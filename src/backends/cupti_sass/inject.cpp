@@ -92,6 +92,7 @@ using backends::PcEvidence;
 using backends::PcFunction;
 using backends::PcRecord;
 using inject::appendLine;
+using inject::envNumber;
 using inject::functionName;
 using inject::kLaunchCallbacks;
 using inject::LaunchArgs;
@@ -214,14 +215,6 @@ void reportError(const std::string& message) {
 template <class Status>
 bool check(Status status, const char* what) {
   return succeeded(status, what, reportError);
-}
-
-std::uint64_t envNumber(const char* name, std::uint64_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  return end != nullptr && *end == '\0' ? value : fallback;
 }
 
 std::vector<std::string> splitList(const char* text) {

@@ -1,6 +1,8 @@
 #include "trace_file.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -226,9 +228,13 @@ void reportTo(std::string_view prefix, const std::filesystem::path& dir,
 std::uint64_t envNumber(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return fallback;
+  const bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  if (*text == '-' || *text == '+' || std::isspace(static_cast<unsigned char>(*text)))
+    return fallback;
   char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  return (end != nullptr && *end == '\0') ? value : fallback;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, hex ? 16 : 10);
+  return (errno == 0 && end != text && *end == '\0') ? value : fallback;
 }
 
 }  // namespace argus::inject

@@ -128,7 +128,8 @@ void appendLine(const std::filesystem::path& file, const std::string& line);
 void reportTo(std::string_view prefix, const std::filesystem::path& dir,
               const std::string& message);
 
-/// Reads an environment variable as an unsigned number; `fallback` when unset or malformed.
+/// Reads an environment variable as an unsigned number, decimal or with a 0x prefix hexadecimal
+/// (a leading 0 is not octal: "08" is 8); `fallback` when unset or malformed.
 [[nodiscard]] std::uint64_t envNumber(const char* name, std::uint64_t fallback);
 
 }  // namespace argus::inject

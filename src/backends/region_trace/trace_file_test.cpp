@@ -194,6 +194,28 @@ TEST(L2ReadKernel, PtxAssemblesForSm90) {
   EXPECT_GT(cubinBytes, 0u);
 }
 
+// The injection libraries' numeric settings: decimal, or hexadecimal with 0x; a leading 0 is not
+// octal; anything else (a sign, a unit, an overflow) falls back.
+TEST(EnvNumber, DecimalOrHexElseTheFallback) {
+  const char* name = "ARGUS_TEST_ENV_NUMBER";
+  const auto read = [&](const char* text) {
+    ::setenv(name, text, 1);
+    return envNumber(name, 7);
+  };
+  EXPECT_EQ(read("256"), 256u);
+  EXPECT_EQ(read("08"), 8u);
+  EXPECT_EQ(read("0x100"), 256u);
+  EXPECT_EQ(read("0X1f"), 31u);
+  EXPECT_EQ(read(""), 7u);
+  EXPECT_EQ(read("12ms"), 7u);
+  EXPECT_EQ(read("-1"), 7u);
+  EXPECT_EQ(read(" 5"), 7u);
+  EXPECT_EQ(read("0x"), 7u);
+  EXPECT_EQ(read("99999999999999999999999"), 7u);
+  ::unsetenv(name);
+  EXPECT_EQ(envNumber(name, 7), 7u);
+}
+
 // A library's problems go to stderr and, with an output folder, to errors.txt, one line each.
 TEST(ReportTo, AppendsPrefixedLinesToErrorsTxt) {
   const std::filesystem::path dir =
