@@ -156,8 +156,9 @@ Result<json> joinProbes(const json& opSites, std::string_view referenceBundle,
                             {"exit_code", (*runs)->run.value("exit_code", -1)},
                             {"output_equal_to_reference", probeOut == referenceOut},
                             {"output", probeOut}};
-    // The process's hardware work queues and the streams its kernels ran on (backends/run.cpp).
-    for (const char* key : {"work_queues", "kernel_streams"})
+    // The process's hardware work queues, the streams its kernels ran on, and what it did to the
+    // L2 once it had the device's turn (backends/run.cpp).
+    for (const char* key : {"work_queues", "kernel_streams", "gpu_turn_l2"})
       if ((*runs)->run.contains(key)) entry[key] = (*runs)->run[key];
     if (auto caution = workQueueCaution((*runs)->run)) entry["caution"] = std::move(*caution);
     entry["provenance"] = {{"variant_task", variantTask},

@@ -45,6 +45,7 @@ with tempfile.TemporaryDirectory() as ws:
         check(op["latency"]["median"] < 1e6, f"{name}: latency below 1 ms")
         # Probe processes run with one hardware work queue (backends/run.cpp); the GEMM launches
         # all its kernels on one stream (CUPTI's stream ids), so no caution.
+        check(op.get("gpu_turn_l2") == "empty", f"{name}: ran with the L2 emptied (gpu_turn_l2 {op.get('gpu_turn_l2')})")
         check(op.get("work_queues") == 1 and op.get("kernel_streams") == 1 and "caution" not in op,
               f"{name}: one work queue, kernels on one stream, no caution (work_queues {op.get('work_queues')}, kernel_streams {op.get('kernel_streams')})")
     # Every probe process emptied the L2 before its program's GPU work (ARGUS_GPU_TURN_L2's

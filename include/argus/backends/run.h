@@ -54,6 +54,12 @@ struct TraceBundle {
 /// per device id in the temporary directory, so every Argus run on the machine shares it.
 [[nodiscard]] std::filesystem::path gpuTurnFile(const std::string& device);
 
+/// What a variant's program runs with for the environment variable `name`: the spec's run.env
+/// value, else Argus's own environment's (which the program inherits), else nullopt (Argus's
+/// choice applies, e.g. CUDA_MODULE_LOADING=EAGER for region-trace runs).
+[[nodiscard]] std::optional<std::string> userSetting(const program::ProgramSpec& spec,
+                                                     const char* name);
+
 /// How many streams the kernels of a kernels.jsonl (the injection library's CUPTI kernel records,
 /// one object a line) ran on: distinct (context, stream) pairs, as CUPTI's stream ids are unique
 /// within a context only. nullopt when no record has a stream (no kernel activity, or a library

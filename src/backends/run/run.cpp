@@ -109,13 +109,12 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   fs::create_directories(traceDir, ec);
   std::vector<std::pair<std::string, std::string>> environment = {
       {"CUDA_INJECTION64_PATH", library->string()}, {"ARGUS_TRACE_DIR", traceDir.string()}};
-  const char* moduleLoading = std::getenv(kModuleLoadingVariable);
-  if (moduleLoading == nullptr) environment.emplace_back(kModuleLoadingVariable, "EAGER");
-  if (ctx.task.isolation.gpuTurns && ctx.device)
-    environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
-  const bool oneWorkQueue = ctx.task.isolation.gpuTurns &&
-                            !spec.run.environment.contains(kWorkQueuesVariable) &&
-                            std::getenv(kWorkQueuesVariable) == nullptr;
+  const auto moduleLoading = userSetting(spec, kModuleLoadingVariable);
+  if (!moduleLoading) environment.emplace_back(kModuleLoadingVariable, "EAGER");
+  const bool turns = ctx.task.isolation.gpuTurns && ctx.device.has_value();
+  if (turns) environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
+  const bool oneWorkQueue =
+      ctx.task.isolation.gpuTurns && !userSetting(spec, kWorkQueuesVariable).has_value();
   if (oneWorkQueue) environment.emplace_back(kWorkQueuesVariable, kProbeWorkQueues);
   const auto epochNs = [] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -138,11 +137,14 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
                 {"stderr_tail", tail(result.err, 20)},
                 {"injection_errors", errors},
                 {"process_ns", {started, ended}}};
-  // What the program ran with: Argus's EAGER, its own environment's value, or the spec's.
-  if (auto it = spec.run.environment.find(kModuleLoadingVariable); it != spec.run.environment.end())
-    bundle.run["module_loading"] = it->second;
-  else
-    bundle.run["module_loading"] = moduleLoading != nullptr ? moduleLoading : "EAGER";
+  // What the program ran with: Argus's EAGER, its own environment's value, or the spec's; and,
+  // taking the device's turn, what each holder did to the L2 first (libargus_inject.so's default
+  // `empty` unless set).
+  bundle.run["module_loading"] = moduleLoading.value_or("EAGER");
+  if (turns) {
+    const auto l2 = userSetting(spec, "ARGUS_GPU_TURN_L2");
+    bundle.run["gpu_turn_l2"] = l2 && !l2->empty() ? *l2 : "empty";
+  }
   // The process's kernels on the GPU's clock (CUPTI), and its wait for the device's turn: the
   // probe join checks with them that processes sharing a device never overlapped.
   const std::vector<json> kernels = jsonObjectLines(traceDir / "kernels.jsonl");
@@ -184,6 +186,13 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
 }
 
 }  // namespace
+
+std::optional<std::string> userSetting(const program::ProgramSpec& spec, const char* name) {
+  if (auto it = spec.run.environment.find(name); it != spec.run.environment.end())
+    return it->second;
+  if (const char* value = std::getenv(name)) return std::string(value);
+  return std::nullopt;
+}
 
 std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {
   std::set<std::pair<std::uint64_t, std::uint64_t>> streams;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace argus::backends {
 namespace {
 
@@ -54,6 +56,21 @@ TEST(KernelStreams, CountsContextStreamPairsAndSaysWhenUnknown) {
   // Kernel records without stream ids (an older library), or none at all: unknown, not 0.
   EXPECT_EQ(kernelStreams(lines(R"([{"seq": 0, "start_ns": 1, "end_ns": 2}])")), std::nullopt);
   EXPECT_EQ(kernelStreams({}), std::nullopt);
+}
+
+// A setting the program runs with: the spec's run.env wins over Argus's own environment, which the
+// program inherits; neither: nullopt.
+TEST(UserSetting, SpecThenEnvironmentThenNone) {
+  const char* name = "ARGUS_TEST_USER_SETTING";
+  ::unsetenv(name);
+  program::ProgramSpec spec;
+  EXPECT_EQ(userSetting(spec, name), std::nullopt);
+  ::setenv(name, "from-env", 1);
+  EXPECT_EQ(userSetting(spec, name), "from-env");
+  spec.run.environment[name] = "from-spec";
+  EXPECT_EQ(userSetting(spec, name), "from-spec");
+  ::unsetenv(name);
+  EXPECT_EQ(userSetting(spec, name), "from-spec");
 }
 
 }  // namespace
