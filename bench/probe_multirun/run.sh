@@ -131,3 +131,12 @@ if phases:
     for k, v in phases.items():
         print(f"  {k}: {statistics.median(v) / 1e6:.2f} (n={len(v)})")
 PY
+# What the probe processes ran with (libargus_inject.so's turn settings; unset: its defaults).
+{
+  echo
+  echo "turn settings: ARGUS_GPU_TURN_L2=${ARGUS_GPU_TURN_L2:-empty (default)}," \
+    "ARGUS_GPU_TURN_QUIET_MS=${ARGUS_GPU_TURN_QUIET_MS:-0 (default)}" \
+    "${ARGUS_GPU_TURN_QUIET_SETUP_MS:+ARGUS_GPU_TURN_QUIET_SETUP_MS=$ARGUS_GPU_TURN_QUIET_SETUP_MS}" \
+    "${ARGUS_GPU_TURN_QUIET_EXIT_MS:+ARGUS_GPU_TURN_QUIET_EXIT_MS=$ARGUS_GPU_TURN_QUIET_EXIT_MS}" \
+    "${ARGUS_GPU_TURN_IDLE_MS:+ARGUS_GPU_TURN_IDLE_MS=$ARGUS_GPU_TURN_IDLE_MS}"
+} | tee -a "$summary"
