@@ -133,7 +133,9 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
                    "Trace timestamps: globaltimer (default) or clock64");
   verb->add_option("--pass-option", o->passOptions,
                    "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg,\n"
-                   "record_layout=compact|full: 16-byte records (default) or 32-byte ones)");
+                   "record_layout=compact|full: 16-byte records (default) or 32-byte ones,\n"
+                   "record_place=end|begin: a leaf region's record place taken at its end marker\n"
+                   "(default) or its begin marker; compact only, not yet measured)");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
   verb->add_option("--ptx", o->ptx,
                    "Start from this PTX file instead of the device source's front-end PTX (e.g. "

@@ -93,6 +93,14 @@ struct LoweringOptions {
   /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
   std::string recordLayout = "compact";
+  /// Where the compact layout takes a record's place (the clamped count, its address, the count
+  /// raised). `end` (default): at the end marker. `begin`: for leaf regions (no region nested in
+  /// them) at the begin marker, off the end marker's path to its store; no other marker runs
+  /// between a leaf's begin and end, so the places, and the records, are the same. An exit
+  /// between them then leaves its claimed place empty, counted as dropped (with `end` the
+  /// occurrence leaves nothing). Not yet measured (issue 5; compact_edits.py's `placebegin` is
+  /// the same edit on the seed kernels). Compact layout only.
+  std::string recordPlace = "end";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
   static Result<void> choice(const nlohmann::json& config, const char* key,
@@ -139,7 +147,8 @@ struct LoweringOptions {
     for (auto read : {choice(config, "store_cache", {"cs", "wb", "cg"}, o.storeCache),
                       choice(config, "overflow", {"count", "clamp"}, o.overflow),
                       choice(config, "record_store", {"leader", "paired"}, o.recordStore),
-                      choice(config, "record_layout", {"full", "compact"}, o.recordLayout)})
+                      choice(config, "record_layout", {"full", "compact"}, o.recordLayout),
+                      choice(config, "record_place", {"end", "begin"}, o.recordPlace)})
       if (!read) return std::unexpected(read.error());
     // The full layout's own options choose it when no layout is named.
     if (!config.contains("record_layout") && (o.overflow != "clamp" || o.recordStore != "leader"))
@@ -149,6 +158,11 @@ struct LoweringOptions {
                                         "and record_store \"leader\" (lane 0 writes its records, "
                                         "and its closing record counts the dropped ones); add "
                                         "record_layout=full for the others",
+                                        kPassName));
+    }
+    if (o.recordPlace == "begin" && o.recordLayout != "compact") {
+      return fail("passes", fmt::format("{}: record_place \"begin\" is for record_layout "
+                                        "\"compact\"; drop it, or the other layout options",
                                         kPassName));
     }
     if (o.recordStore == "paired" && o.overflow != "clamp") {
@@ -553,6 +567,18 @@ class LowerMarkersToTracePass final : public Pass {
     // `launch` is selected on the host (which launches get a buffer), so it is always true here.
 
     const bool elect = smVersion(target_) >= 90;
+    // record_place=begin: the leaf regions, whose place is taken at their begin markers.
+    std::vector<bool> placeAtBegin(n, compact && options_.recordPlace == "begin");
+    for (uint32_t k = 0; k < n; ++k)
+      if (regions[k].parent) placeAtBegin[*regions[k].parent] = false;
+    const std::string placeAddress = fmt::format(
+        "\tmin.u32 %argus_t1, %argus_cnt, %argus_l16;\n"
+        "\tmad.wide.u32 %argus_addr, %argus_t1, {}, %argus_base;\n",
+        sizeof(trace::CompactRecord));
+    const auto placeCount = [&](const std::string& active) {
+      return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
+                         scoped ? "@" + active + " " : "");
+    };
     std::map<size_t, std::string> code;  // marker statement -> instrumentation text
     for (const auto& [statement, site] : sites) {
       const uint32_t k = site.region;
@@ -601,6 +627,8 @@ class LowerMarkersToTracePass final : public Pass {
         }
         if (compact) {
           text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
+          if (placeAtBegin[k])
+            text += placeAddress + placeCount(scoped ? fmt::format("%argus_s{}", k) : "%argus_on");
         } else {
           text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
         }
@@ -617,17 +645,15 @@ class LowerMarkersToTracePass final : public Pass {
           text += fmt::format(
               "\tmov.u32 %argus_e, %{0};\n"
               "\t@{1} mov.u32 %argus_bs, %argus_h{2};\n"
-              "\t@{1} mov.u32 %argus_ic, %argus_i{2};\n"
-              "\tmin.u32 %argus_t1, %argus_cnt, %argus_l16;\n"
-              "\tmad.wide.u32 %argus_addr, %argus_t1, {3}, %argus_base;\n",
-              timeBaseLow(options_.timeBase), active, k, sizeof(trace::CompactRecord));
+              "\t@{1} mov.u32 %argus_ic, %argus_i{2};\n",
+              timeBaseLow(options_.timeBase), active, k);
+          if (!placeAtBegin[k]) text += placeAddress;
           if (scoped) text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
+          if (!placeAtBegin[k]) text += placeCount(active);
           text += fmt::format(
-              "\t{0}add.u32 %argus_cnt, %argus_cnt, 1;\n"
-              "\t@{1} st.global.{2}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, %argus_m{3}, "
+              "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, %argus_m{2}, "
               "%argus_ic}};\n",
-              scoped ? "@" + active + " " : "", scoped ? "%argus_st" : "%argus_w",
-              options_.storeCache, k);
+              scoped ? "%argus_st" : "%argus_w", options_.storeCache, k);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
           // The storing lane: lane 0, or for paired stores the elected one.

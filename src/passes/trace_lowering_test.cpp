@@ -93,6 +93,9 @@ const Variant kVariants[] = {
     {"compact", "", nlohmann::json{{"record_layout", "compact"}}},
     {"compact_scoped", "role=producer,iter=0..3", nlohmann::json{{"record_layout", "compact"}}},
     {"compact_clock64", "", nlohmann::json{{"record_layout", "compact"}, {"time_base", "clock64"}}},
+    {"compact_place_begin", "", nlohmann::json{{"record_place", "begin"}}},
+    {"compact_place_begin_scoped", "role=producer,iter=0..3",
+     nlohmann::json{{"record_place", "begin"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
@@ -174,6 +177,43 @@ INSTANTIATE_TEST_SUITE_P(Examples, TraceLoweringExample,
                          ::testing::Combine(::testing::ValuesIn(exampleFixtures()),
                                             ::testing::ValuesIn(kVariants)),
                          variantTestName);
+
+// record_place=begin: a leaf region takes its record's place at its begin marker, a region with a
+// region nested in it at its end marker as by default; the full layout refuses the option.
+TEST(TraceLowering, PlaceAtBeginForLeafRegionsOnly) {
+  const std::string body =
+      "\t// @argus begin outer\n\t// @argus begin inner\n\t// @argus end inner\n"
+      "\t// @argus end outer\n";
+  ptx::Module module = fromText(body);
+  auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                optionsFor("", nlohmann::json{{"record_place", "begin"}}));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  // The instrumentation of one marker: from its comment to the next marker's (or the ret).
+  const auto marker = [&](const std::string& what) {
+    const size_t at = text.find("// argus trace: " + what);
+    if (at == std::string::npos) return std::string();
+    const size_t next = text.find("// argus trace: ", at + 1);
+    return text.substr(at, next == std::string::npos ? std::string::npos : next - at);
+  };
+  const std::string place = "mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;";
+  const std::string count = "add.u32 %argus_cnt, %argus_cnt, 1;";
+  EXPECT_NE(marker("begin outer/inner").find(place), std::string::npos) << text;
+  EXPECT_NE(marker("begin outer/inner").find(count), std::string::npos) << text;
+  EXPECT_EQ(marker("end outer/inner").find(place), std::string::npos) << text;
+  EXPECT_EQ(marker("end outer/inner").find(count), std::string::npos) << text;
+  EXPECT_EQ(marker("begin outer (").find(place), std::string::npos) << text;
+  EXPECT_NE(marker("end outer (").find(place), std::string::npos) << text;
+  EXPECT_NE(marker("end outer (").find(count), std::string::npos) << text;
+
+  ptx::Module full = fromText(body);
+  auto refused = applyTransforms(
+      full, {"lower_markers_to_trace"},
+      optionsFor("", nlohmann::json{{"record_place", "begin"}, {"record_layout", "full"}}));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("record_place"), std::string::npos)
+      << refused.error().text();
+}
 
 TEST(TraceLowering, SixtyFourBitIterationIsTruncatedWithCvt) {
   ptx::Module module =
