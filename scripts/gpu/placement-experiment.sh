@@ -9,7 +9,10 @@
 # compute|memory|both, default both), $ROUNDS rounds (default 2). Prints per kernel and inner
 # size the trace-free and traced medians over the paddings (min / median / max) and the
 # overhead of the medians: the spread of the trace-free builds is the resolution of any
-# overhead taken against one trace-free build.
+# overhead taken against one trace-free build. $TRACED (default "default") lists the traced
+# builds to compare, each `default` (the trace pass's defaults) or KEY=VALUE[,KEY=VALUE] pass
+# options (e.g. TRACED="default record_place=begin"): one table row per kernel, inner size and
+# traced build, all against the same trace-free builds.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
@@ -18,9 +21,19 @@ spec=bench/trace_overhead/argus.yaml
 w=/tmp/placement
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
-"$B/argus" build --program $spec --variant full_trace -o $w/traced >/dev/null || exit 1
+traced_builds="${TRACED:-default}"
+tags=()
+for t in $traced_builds; do
+  tag="traced-${t//[^a-zA-Z0-9]/_}" options=()
+  if [ "$t" != default ]; then
+    IFS=, read -ra kv <<<"$t"
+    for o in "${kv[@]}"; do options+=(--pass-option "$o"); done
+  fi
+  "$B/argus" build --program $spec --variant full_trace "${options[@]}" -o "$w/$tag" >/dev/null || exit 1
+  tags+=("$tag")
+done
 pads="${PADS:-1 2 3 4 5 6 7 8}"
-for v in free traced; do
+for v in free "${tags[@]}"; do
   for p in $pads; do
     python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
       "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
@@ -31,26 +44,32 @@ for round in $(seq "${ROUNDS:-2}"); do
   for p in $pads; do
     d="$w/runs/$round/$p"
     mkdir -p "$d"
-    seed_run "$d/trace_free" "$w/free$p/trace_overhead"
-    seed_run "$d/full_trace" "$w/traced$p/trace_overhead"
-    python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_' >"$d.lines"
-    grep -v '^trace_free:' "$d.check" && echo "(round $round, padding $p: traced records incomplete)"
+    for tag in "${tags[@]}"; do
+      d="$w/runs/$round/$p/$tag"
+      mkdir -p "$d"
+      seed_run "$d/trace_free" "$w/free$p/trace_overhead"
+      seed_run "$d/full_trace" "$w/$tag$p/trace_overhead"
+      python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_' >"$d.lines"
+      grep -v '^trace_free:' "$d.check" &&
+        echo "(round $round, padding $p, $tag: traced records incomplete)"
+    done
   done
 done
 python3 - "$w/runs" <<'PY'
 import collections, pathlib, statistics, sys
 free, traced = collections.defaultdict(list), collections.defaultdict(list)
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*/*.lines")):
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*/*/*.lines")):
+    tag = f.stem
     for line in f.read_text().splitlines():
         kernel, inner, a, b = line.split()[:4]
         free[(kernel, int(inner))].append(float(a))
-        traced[(kernel, int(inner))].append(float(b))
+        traced[(kernel, int(inner), tag)].append(float(b))
 def spread(v):
     return f"{min(v):.2f} / {statistics.median(v):.2f} / {max(v):.2f}"
-print("| kernel | inner | trace-free us (min / median / max over paddings and rounds) | traced us | + us (medians) | trace-free spread (max - min) |")
-print("| --- | --- | --- | --- | --- | --- |")
-for key in sorted(free):
-    a, b = free[key], traced[key]
-    print(f"| {key[0]} | {key[1]} | {spread(a)} | {spread(b)} | "
+print("| kernel | inner | traced build | trace-free us (min / median / max over paddings and rounds) | traced us | + us (medians) | trace-free spread (max - min) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for (kernel, inner, tag), b in sorted(traced.items()):
+    a = free[(kernel, inner)]
+    print(f"| {kernel} | {inner} | {tag.removeprefix('traced-')} | {spread(a)} | {spread(b)} | "
           f"{statistics.median(b) - statistics.median(a):+.2f} | {max(a) - min(a):.2f} |")
 PY
