@@ -121,6 +121,7 @@ TEST(GpuTurn, SlotsOfLiveProcessesAreKeptAndFutureTimesIgnored) {
   EXPECT_GT(mine.quietWait(second, 0), 0u);
   EXPECT_EQ(mine.quietWait(0, second), 0u) << "no other exit recorded";
   EXPECT_EQ(mine.quietWait(1000, 0), 0u) << "already over";
+  EXPECT_EQ(mine.quietWait(0, 0), 0u) << "no quiet time (the default)";
   mine.release();
   fs::remove(file);
 }

@@ -475,13 +475,9 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   p.line.lookup = info.lookup;
   if (info.address == 0) return;
 
-  if (api.cuStreamIsCapturing != nullptr) {
-    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (api.cuStreamIsCapturing(args.stream, &capture) == CUDA_SUCCESS &&
-        capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-      p.line.note = "stream is capturing a graph: not traced";
-      return;
-    }
+  if (capturing(args.stream)) {
+    p.line.note = "stream is capturing a graph: not traced";
+    return;
   }
   // A compact slot keeps two places for the highest count and the closing record: at least one
   // 32-byte record's worth more (format.h).
