@@ -213,6 +213,15 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsOnly) {
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().message.find("record_place"), std::string::npos)
       << refused.error().text();
+
+  ptx::Module other = fromText(body);
+  auto unknown = applyTransforms(other, {"lower_markers_to_trace"},
+                                 optionsFor("", nlohmann::json{{"record_place", "middle"}}));
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(
+      unknown.error().message.find(R"(option record_place is "middle"; use "end" or "begin")"),
+      std::string::npos)
+      << unknown.error().text();
 }
 
 TEST(TraceLowering, SixtyFourBitIterationIsTruncatedWithCvt) {
