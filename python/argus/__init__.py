@@ -199,8 +199,8 @@ def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = 
     ``fork`` returned: a Triton kernel is then compiled from the fork's edited .ttgir). Collections that need a GPU the machine lacks are listed in
     ``Report.not_collected`` (or raise with ``require_gpu=True``). ``ops`` names the async op
     sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``);
-    ``concurrent_probes`` starts that many probe processes at once per GPU (``argus query
-    --help`` says what that costs in isolation)."""
+    ``concurrent_probes`` starts that many probe processes at once per GPU (default: 8, or the
+    CPU cores if fewer; ``argus query --help`` says how that was checked)."""
     args = ["query", *_query_args(program, kernel, region, scope, signals, workspace, ops),
             "--json"]
     if require_gpu:
