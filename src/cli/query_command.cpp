@@ -521,8 +521,7 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
           "before it. H200: 0.15 s/probe at 8 and 0.13 at 16 against 0.36 one at a time; "
           "at 8 at once (Triton: its 4 probes at once) the latencies of the TMA, cp.async, "
           "warp-specialized and Triton examples stayed within 16-32 ns (3.6-12.5 %) of one at a "
-          "time, where two "
-          "one-at-a-time runs differed by up to 12.5 %")
+          "time, where two one-at-a-time runs differed by up to 12.5 %")
       ->check(CLI::Range(1, 64));
   return {Command{verb, [o] { return runQuery(*o); }}};
 }
