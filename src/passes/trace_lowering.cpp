@@ -520,7 +520,8 @@ class LowerMarkersToTracePass final : public Pass {
           "\tsetp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;\n"
           "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
           n);
-      for (uint32_t k = 0; k < n; ++k) entry += fmt::format("\tmov.u32 %argus_h{}, 0;\n", k);
+      for (uint32_t k = 0; k < n; ++k)
+        entry += fmt::format("\tmov.u32 %argus_h{0}, 0;\n\tmov.u32 %argus_i{0}, 0;\n", k);
       for (uint32_t k = 0; k < n; ++k)
         if (fixedRole[k])
           entry += fmt::format("\tor.b32 %argus_m{}, %argus_meta, {:#x};\n", k,
@@ -590,7 +591,16 @@ class LowerMarkersToTracePass final : public Pass {
         if (!site.site->iteration.empty()) {
           auto src = iterationSource(kernel, *site.site);
           if (!src) return std::unexpected(src.error());
-          text += fmt::format("\t{} %argus_i{}, {};\n", src->instruction, k, src->operand);
+          // Compact layout: a register iteration is copied under %argus_on, so that ptxas keeps
+          // the copy in a register of its own instead of coalescing it with the program's loop
+          // counter. Coalesced, the end marker's copy reads the counter, which pins the
+          // program's increment and loop test below the record's store: measured on the seed
+          // kernel's SASS, 11 more stall cycles per occurrence (the test's 13-cycle latency to
+          // its branch no longer overlapped); copied apart, ptxas hoists them to the loop's top
+          // as in the trace-free build (BENCHMARKS.md, issue 5, twelfth session).
+          const bool apart = compact && src->operand.starts_with('%');
+          text += fmt::format("\t{}{} %argus_i{}, {};\n", apart ? "@%argus_on " : "",
+                              src->instruction, k, src->operand);
         } else if (parent) {
           text += fmt::format("\tmov.b32 %argus_i{}, %argus_i{};\n", k, *parent);
         } else {
