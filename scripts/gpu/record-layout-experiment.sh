@@ -20,9 +20,11 @@ w=/tmp/record-layout
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
 "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=full -o $w/full >/dev/null || exit 1
-# `compact` is not an edit: the trace pass's own record_layout=compact lowering (its records are
+# `compact` is not an edit: the trace pass's own record_layout=compact lowering with the place
+# taken at the end marker, the base compact_edits.py edits (its records are
 # expanded by the injection library, so summarize.py checks them like the full trace's).
 "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=compact \
+  --pass-option record_place=end \
   -o $w/compact >/dev/null || exit 1
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do

@@ -134,8 +134,8 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
   verb->add_option("--pass-option", o->passOptions,
                    "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg,\n"
                    "record_layout=compact|full: 16-byte records (default) or 32-byte ones,\n"
-                   "record_place=end|begin: a leaf region's record place taken at its end marker\n"
-                   "(default) or its begin marker; compact only, not yet measured)");
+                   "record_place=begin|end: a leaf region's record place taken at its begin\n"
+                   "marker (default; compact layout only) or at its end marker)");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
   verb->add_option("--ptx", o->ptx,
                    "Start from this PTX file instead of the device source's front-end PTX (e.g. "

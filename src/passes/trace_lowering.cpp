@@ -94,13 +94,15 @@ struct LoweringOptions {
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
   std::string recordLayout = "compact";
   /// Where the compact layout takes a record's place (the clamped count, its address, the count
-  /// raised). `end` (default): at the end marker. `begin`: for leaf regions (no region nested in
-  /// them) at the begin marker, off the end marker's path to its store; no other marker runs
-  /// between a leaf's begin and end, so the places, and the records, are the same. An exit
-  /// between them then leaves its claimed place empty, counted as dropped (with `end` the
-  /// occurrence leaves nothing). Not yet measured (issue 5; compact_edits.py's `placebegin` is
-  /// the same edit on the seed kernels). Compact layout only.
-  std::string recordPlace = "end";
+  /// raised). `begin` (default): for leaf regions (no region nested in them) at the begin
+  /// marker, off the end marker's path to its store, while the warp waits for the occurrence's
+  /// first operands anyway; no other marker runs between a leaf's begin and end, so the places,
+  /// and the records, are the same as with `end`. An exit between them leaves its claimed place
+  /// empty, counted as dropped (with `end` the occurrence leaves nothing). `end`: at the end
+  /// marker, for every region. Measured on the seed kernels' compute variant at inner 8 over 8
+  /// loop placements: +1.28 us per launch against +1.54 with `end` (BENCHMARKS.md, issue 5).
+  /// The full layout ignores it; naming `begin` with it is an error.
+  std::string recordPlace = "begin";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
   static Result<void> choice(const nlohmann::json& config, const char* key,
@@ -160,7 +162,8 @@ struct LoweringOptions {
                                         "record_layout=full for the others",
                                         kPassName));
     }
-    if (o.recordPlace == "begin" && o.recordLayout != "compact") {
+    if (config.contains("record_place") && o.recordPlace == "begin" &&
+        o.recordLayout != "compact") {
       return fail("passes", fmt::format("{}: record_place \"begin\" is for record_layout "
                                         "\"compact\"; drop it, or the other layout options",
                                         kPassName));

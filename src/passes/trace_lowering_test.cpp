@@ -93,9 +93,9 @@ const Variant kVariants[] = {
     {"compact", "", nlohmann::json{{"record_layout", "compact"}}},
     {"compact_scoped", "role=producer,iter=0..3", nlohmann::json{{"record_layout", "compact"}}},
     {"compact_clock64", "", nlohmann::json{{"record_layout", "compact"}, {"time_base", "clock64"}}},
-    {"compact_place_begin", "", nlohmann::json{{"record_place", "begin"}}},
-    {"compact_place_begin_scoped", "role=producer,iter=0..3",
-     nlohmann::json{{"record_place", "begin"}}},
+    {"compact_place_end", "", nlohmann::json{{"record_place", "end"}}},
+    {"compact_place_end_scoped", "role=producer,iter=0..3",
+     nlohmann::json{{"record_place", "end"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
@@ -178,9 +178,10 @@ INSTANTIATE_TEST_SUITE_P(Examples, TraceLoweringExample,
                                             ::testing::ValuesIn(kVariants)),
                          variantTestName);
 
-// record_place=begin: a leaf region takes its record's place at its begin marker, a region with a
-// region nested in it at its end marker as by default; the full layout refuses the option.
-TEST(TraceLowering, PlaceAtBeginForLeafRegionsOnly) {
+// record_place=begin (the default): a leaf region takes its record's place at its begin marker, a
+// region with a region nested in it at its end marker; record_place=end takes every place at the
+// end marker; the full layout refuses `begin` when it is named and ignores the default.
+TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
   const std::string body =
       "\t// @argus begin outer\n\t// @argus begin inner\n\t// @argus end inner\n"
       "\t// @argus end outer\n";
@@ -205,6 +206,28 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsOnly) {
   EXPECT_EQ(marker("begin outer (").find(place), std::string::npos) << text;
   EXPECT_NE(marker("end outer (").find(place), std::string::npos) << text;
   EXPECT_NE(marker("end outer (").find(count), std::string::npos) << text;
+
+  ptx::Module byDefault = fromText(body);
+  ASSERT_TRUE(applyTransforms(byDefault, {"lower_markers_to_trace"}, optionsFor("")).has_value());
+  EXPECT_EQ(ptx::printModule(byDefault), text) << "begin is the default";
+
+  ptx::Module atEnd = fromText(body);
+  ASSERT_TRUE(applyTransforms(atEnd, {"lower_markers_to_trace"},
+                              optionsFor("", nlohmann::json{{"record_place", "end"}}))
+                  .has_value());
+  const std::string endText = ptx::printModule(atEnd);
+  const size_t innerBegin = endText.find("// argus trace: begin outer/inner");
+  const size_t innerEnd = endText.find("// argus trace: end outer/inner");
+  ASSERT_NE(innerEnd, std::string::npos) << endText;
+  EXPECT_EQ(endText.substr(innerBegin, innerEnd - innerBegin).find(place), std::string::npos)
+      << endText;
+  EXPECT_NE(endText.find(place, innerEnd), std::string::npos) << endText;
+
+  ptx::Module fullByDefault = fromText(body);
+  EXPECT_TRUE(applyTransforms(fullByDefault, {"lower_markers_to_trace"},
+                              optionsFor("", nlohmann::json{{"record_layout", "full"}}))
+                  .has_value())
+      << "the full layout ignores the default record_place";
 
   ptx::Module full = fromText(body);
   auto refused = applyTransforms(
