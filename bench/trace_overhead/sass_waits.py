@@ -6,14 +6,18 @@ register-read barrier; the next instruction that overwrites one of those registe
 barrier, and the warp, issuing in order, waits with it. Usage:
 
     sass_waits.py CUBIN [KERNEL...]
+    sass_waits.py --loops CUBIN [KERNEL...]
 
 prints, per kernel, every store that sets a read barrier and, on each control-flow path from it
 (branches followed both ways, so a loop's next trip is one path), the first instruction that
 waits on it, with the distance in executed instructions; then a count. The control bits are read from
 the encodings cuobjdump prints (Volta and later: the top 23 bits of each 128-bit instruction:
-stall count, yield, write barrier, read barrier, wait mask). cuobjdump comes from $ARGUS_CUOBJDUMP,
-PATH, /usr/local/cuda/bin or the project's .venv (scripts/requirements.txt). No GPU needed:
-compare a variant's SASS with the trace-free build's before measuring it.
+stall count, yield, write barrier, read barrier, wait mask). With --loops it prints instead,
+per kernel, the innermost loop's first and last address and the first's offset in a 128-byte
+line (`KERNEL FIRST LAST OFFSET`): the placement scripts/gpu/placement-experiment.sh matches
+trace-free and traced builds by. cuobjdump comes from $ARGUS_CUOBJDUMP, PATH,
+/usr/local/cuda/bin or the project's .venv (scripts/requirements.txt). No GPU needed: compare a
+variant's SASS with the trace-free build's before measuring it.
 """
 import collections
 import glob
@@ -99,15 +103,36 @@ def waiters(code, at, barrier):
     return sorted(found, key=lambda w: (w[0], w[1][0]))
 
 
+def innermost_loop(code):
+    """(first, last) addresses of the shortest backward branch's loop: its target and the branch
+    itself; None without a backward branch. For the seed kernels, the inner FMA or load loop,
+    whose offset within a 128-byte line (first % 128) is its placement."""
+    loops = []
+    for addr, *_, text in code:
+        branch = BRANCH.match(text)
+        if branch and int(branch.group(2), 16) < addr:
+            loops.append((addr - int(branch.group(2), 16), int(branch.group(2), 16), addr))
+    return min(loops)[1:] if loops else None
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    loops = args[:1] == ["--loops"]
+    if loops:
+        args = args[1:]
+    if not args:
         sys.exit(__doc__)
-    kernels = instructions(sys.argv[1])
-    wanted = sys.argv[2:] or list(kernels)
+    kernels = instructions(args[0])
+    wanted = args[1:] or list(kernels)
     for name in wanted:
         code = kernels.get(name)
         if code is None:
             sys.exit(f"sass_waits.py: no kernel {name} (it has {', '.join(kernels)})")
+        if loops:
+            loop = innermost_loop(code)
+            print(f"{name} {loop[0]:#06x} {loop[1]:#06x} {loop[0] % 128}" if loop else
+                  f"{name} none")
+            continue
         waits = 0
         print(f"{name}: {len(code)} instructions")
         for at, (addr, _, _, rb, _, text) in enumerate(code):

@@ -61,5 +61,21 @@ class Waiters(unittest.TestCase):
         self.assertEqual([d for d, _ in sass_waits.waiters(plain, 0, 1)], [1])
 
 
+
+class InnermostLoop(unittest.TestCase):
+    def test_the_shortest_back_edge_is_the_inner_loop(self):
+        nest = code(("MOV R2, RZ", 0),
+                    ("CS2R.32 R4, SR_GLOBALTIMERLO", 0),     # 0x10: outer loop's top
+                    ("FFMA R0, R0, R1, R2", 0),              # 0x20: inner loop's top
+                    ("@!P1 BRA 0x20", 0),                    # 0x30: inner back edge
+                    ("@P0 BRA 0x60", 0),                     # forward: not a loop
+                    ("@!P2 BRA 0x10", 0),                    # 0x50: outer back edge
+                    ("EXIT", 0))
+        self.assertEqual(sass_waits.innermost_loop(nest), (0x20, 0x30))
+
+    def test_no_loop(self):
+        self.assertIsNone(sass_waits.innermost_loop(code(("MOV R2, RZ", 0), ("EXIT", 0))))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -9,7 +9,10 @@
 # compute|memory|both, default both), $ROUNDS rounds (default 2). Prints per kernel and inner
 # size the trace-free and traced medians over the paddings (min / median / max) and the
 # overhead of the medians: the spread of the trace-free builds is the resolution of any
-# overhead taken against one trace-free build. $TRACED (default "default") lists the traced
+# overhead taken against one trace-free build. A second table pairs each traced padding with the
+# trace-free one whose inner loop starts at the same offset in a 128-byte line
+# (bench/trace_overhead/sass_waits.py --loops): the two builds' inner loops placed alike.
+# $TRACED (default "default") lists the traced
 # builds to compare, each `default` (the trace pass's defaults) or KEY=VALUE[,KEY=VALUE] pass
 # options (e.g. TRACED="default record_place=begin"): one table row per kernel, inner size and
 # traced build, all against the same trace-free builds.
@@ -38,6 +41,10 @@ for v in free "${tags[@]}"; do
     python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
       "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
         >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; exit 1; }
+    # Where ptxas put each kernel's inner loop (KERNEL FIRST LAST OFFSET-IN-128-BYTES).
+    mkdir -p "$w/loops/$p"
+    python3 bench/trace_overhead/sass_waits.py --loops "$w/$v$p/seed_kernel.cubin" \
+      >"$w/loops/$p/$v" || exit 1
   done
 done
 for round in $(seq "${ROUNDS:-2}"); do
@@ -55,15 +62,26 @@ for round in $(seq "${ROUNDS:-2}"); do
     done
   done
 done
-python3 - "$w/runs" <<'PY'
+python3 - "$w" <<'PY'
 import collections, pathlib, statistics, sys
+w = pathlib.Path(sys.argv[1])
 free, traced = collections.defaultdict(list), collections.defaultdict(list)
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*/*/*.lines")):
-    tag = f.stem
+by_pad = collections.defaultdict(list)  # (build, kernel, inner, pad) -> medians over rounds
+for f in sorted((w / "runs").glob("*/*/*.lines")):
+    tag, pad = f.stem, f.parent.name
     for line in f.read_text().splitlines():
         kernel, inner, a, b = line.split()[:4]
         free[(kernel, int(inner))].append(float(a))
         traced[(kernel, int(inner), tag)].append(float(b))
+        by_pad[("free", kernel, int(inner), pad)].append(float(a))
+        by_pad[(tag, kernel, int(inner), pad)].append(float(b))
+offset = {}  # (build, kernel, pad) -> the inner loop's offset in a 128-byte line
+for f in w.glob("loops/*/*"):
+    build, pad = f.name, f.parent.name
+    for line in f.read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 4:
+            offset[(build, fields[0], pad)] = int(fields[3])
 def spread(v):
     return f"{min(v):.2f} / {statistics.median(v):.2f} / {max(v):.2f}"
 print("| kernel | inner | traced build | trace-free us (min / median / max over paddings and rounds) | traced us | + us (medians) | trace-free spread (max - min) |")
@@ -72,4 +90,28 @@ for (kernel, inner, tag), b in sorted(traced.items()):
     a = free[(kernel, inner)]
     print(f"| {kernel} | {inner} | {tag.removeprefix('traced-')} | {spread(a)} | {spread(b)} | "
           f"{statistics.median(b) - statistics.median(a):+.2f} | {max(a) - min(a):.2f} |")
+# Matched placement: each traced padding against the trace-free padding whose inner loop starts at
+# the same offset in a 128-byte line (the paddings give both builds every 16-byte offset), each
+# side its median over rounds; the spread over the pairs is this comparison's resolution.
+print()
+print("| kernel | inner | traced build | + us, inner loops at the same offset (min / median / max over offsets) | pairs | spread (max - min) |")
+print("| --- | --- | --- | --- | --- | --- |")
+for kernel, inner, tag in sorted(traced):
+    pads = {p for (b, k, i, p) in by_pad if b == tag and k == kernel and i == inner}
+    diffs = []
+    for p in sorted(pads):
+        at = offset.get((tag, kernel, p))
+        match = [q for (b, k, q), o in offset.items() if b == "free" and k == kernel and o == at
+                 and ("free", kernel, inner, q) in by_pad]
+        if at is None or not match:
+            continue
+        diffs.append(statistics.median(by_pad[(tag, kernel, inner, p)]) -
+                     statistics.median(by_pad[("free", kernel, inner, match[0])]))
+    if diffs:
+        print(f"| {kernel} | {inner} | {tag.removeprefix('traced-')} | {min(diffs):+.2f} / "
+              f"{statistics.median(diffs):+.2f} / {max(diffs):+.2f} | {len(diffs)} | "
+              f"{max(diffs) - min(diffs):.2f} |")
+    else:
+        print(f"| {kernel} | {inner} | {tag.removeprefix('traced-')} | no padding pairs with "
+              f"matching loop offsets | 0 | |")
 PY
