@@ -13,9 +13,9 @@ prints, per kernel, every store that sets a read barrier and, on each control-fl
 waits on it, with the distance in executed instructions; then a count. The control bits are read from
 the encodings cuobjdump prints (Volta and later: the top 23 bits of each 128-bit instruction:
 stall count, yield, write barrier, read barrier, wait mask). With --loops it prints instead,
-per kernel, the innermost loop's first and last address and the first's offset in a 128-byte
-line (`KERNEL FIRST LAST OFFSET`): the placement scripts/gpu/placement-experiment.sh matches
-trace-free and traced builds by. cuobjdump comes from $ARGUS_CUOBJDUMP, PATH,
+per kernel, every loop's first and last address and the first's offset in a 128-byte line
+(`KERNEL FIRST LAST OFFSET`, the shortest loop first): the placements
+scripts/gpu/placement-experiment.sh matches trace-free and traced builds by. cuobjdump comes from $ARGUS_CUOBJDUMP, PATH,
 /usr/local/cuda/bin or the project's .venv (scripts/requirements.txt). No GPU needed: compare a
 variant's SASS with the trace-free build's before measuring it.
 """
@@ -103,22 +103,28 @@ def waiters(code, at, barrier):
     return sorted(found, key=lambda w: (w[0], w[1][0]))
 
 
-def innermost_loop(code):
-    """(first, last) addresses of the shortest backward branch's loop: its target and the branch
-    itself; None without a backward branch. For the seed kernels, the inner FMA or load loop,
-    whose offset within a 128-byte line (first % 128) is its placement."""
-    loops = []
+def loops(code):
+    """[(first, last)] of every loop, a backward branch's target and the branch itself, shortest
+    first. For the seed kernels the first is the inner FMA or load loop and the last the
+    occurrence loop; a loop's offset within a 128-byte line (first % 128) is its placement."""
+    found = []
     for addr, *_, text in code:
         branch = BRANCH.match(text)
         if branch and int(branch.group(2), 16) < addr:
-            loops.append((addr - int(branch.group(2), 16), int(branch.group(2), 16), addr))
-    return min(loops)[1:] if loops else None
+            found.append((addr - int(branch.group(2), 16), int(branch.group(2), 16), addr))
+    return [(first, last) for _, first, last in sorted(found)]
+
+
+def innermost_loop(code):
+    """The shortest loop (first, last) of loops(code); None without one."""
+    found = loops(code)
+    return found[0] if found else None
 
 
 def main():
     args = sys.argv[1:]
-    loops = args[:1] == ["--loops"]
-    if loops:
+    list_loops = args[:1] == ["--loops"]
+    if list_loops:
         args = args[1:]
     if not args:
         sys.exit(__doc__)
@@ -128,10 +134,9 @@ def main():
         code = kernels.get(name)
         if code is None:
             sys.exit(f"sass_waits.py: no kernel {name} (it has {', '.join(kernels)})")
-        if loops:
-            loop = innermost_loop(code)
-            print(f"{name} {loop[0]:#06x} {loop[1]:#06x} {loop[0] % 128}" if loop else
-                  f"{name} none")
+        if list_loops:
+            for first, last in loops(code):
+                print(f"{name} {first:#06x} {last:#06x} {first % 128}")
             continue
         waits = 0
         print(f"{name}: {len(code)} instructions")

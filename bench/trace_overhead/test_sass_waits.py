@@ -72,6 +72,7 @@ class InnermostLoop(unittest.TestCase):
                     ("@!P2 BRA 0x10", 0),                    # 0x50: outer back edge
                     ("EXIT", 0))
         self.assertEqual(sass_waits.innermost_loop(nest), (0x20, 0x30))
+        self.assertEqual(sass_waits.loops(nest), [(0x20, 0x30), (0x10, 0x50)])
 
     def test_no_loop(self):
         self.assertIsNone(sass_waits.innermost_loop(code(("MOV R2, RZ", 0), ("EXIT", 0))))

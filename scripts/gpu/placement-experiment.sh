@@ -11,7 +11,8 @@
 # overhead of the medians: the spread of the trace-free builds is the resolution of any
 # overhead taken against one trace-free build. A second table pairs each traced padding with the
 # trace-free one whose inner loop starts at the same offset in a 128-byte line
-# (bench/trace_overhead/sass_waits.py --loops): the two builds' inner loops placed alike.
+# (bench/trace_overhead/sass_waits.py --loops): the two builds' inner loops placed alike; a third
+# lists every build's loop addresses and duration.
 # $TRACED (default "default") lists the traced
 # builds to compare, each `default` (the trace pass's defaults) or KEY=VALUE[,KEY=VALUE] pass
 # options (e.g. TRACED="default record_place=begin"): one table row per kernel, inner size and
@@ -76,12 +77,14 @@ for f in sorted((w / "runs").glob("*/*/*.lines")):
         by_pad[("free", kernel, int(inner), pad)].append(float(a))
         by_pad[(tag, kernel, int(inner), pad)].append(float(b))
 offset = {}  # (build, kernel, pad) -> the inner loop's offset in a 128-byte line
+outer = {}  # (build, kernel, pad) -> the outermost loop's first address
 for f in w.glob("loops/*/*"):
     build, pad = f.name, f.parent.name
-    for line in f.read_text().splitlines():
+    for line in f.read_text().splitlines():  # every loop, the shortest first
         fields = line.split()
         if len(fields) == 4:
-            offset[(build, fields[0], pad)] = int(fields[3])
+            offset.setdefault((build, fields[0], pad), int(fields[3]))
+            outer[(build, fields[0], pad)] = int(fields[1], 16)
 def spread(v):
     return f"{min(v):.2f} / {statistics.median(v):.2f} / {max(v):.2f}"
 print("| kernel | inner | traced build | trace-free us (min / median / max over paddings and rounds) | traced us | + us (medians) | trace-free spread (max - min) |")
@@ -114,4 +117,13 @@ for kernel, inner, tag in sorted(traced):
     else:
         print(f"| {kernel} | {inner} | {tag.removeprefix('traced-')} | no padding pairs with "
               f"matching loop offsets | 0 | |")
+# Every build: where its loops start and its median over rounds, to look for what placement
+# moves the duration.
+print()
+print("| kernel | inner | build | padding | inner loop offset | outer loop first address | us (median over rounds) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for (build, kernel, inner, pad), v in sorted(by_pad.items(), key=lambda x: (x[0][1], x[0][2], x[0][0], int(x[0][3]))):
+    print(f"| {kernel} | {inner} | {build.removeprefix('traced-')} | {pad} | "
+          f"{offset.get((build, kernel, pad), '?')} | {outer.get((build, kernel, pad), 0):#x} | "
+          f"{statistics.median(v):.2f} |")
 PY
