@@ -12,7 +12,7 @@
 # overhead taken against one trace-free build. A second table pairs each traced padding with the
 # trace-free one whose inner loop starts at the same offset in a 128-byte line
 # (bench/trace_overhead/sass_waits.py --loops): the two builds' inner loops placed alike; a third
-# lists every build's loop addresses and duration.
+# lists every build's loop addresses and duration ($OUT/placement-sass.tgz: every build's SASS).
 # $TRACED (default "default") lists the traced
 # builds to compare, each `default` (the trace pass's defaults) or KEY=VALUE[,KEY=VALUE] pass
 # options (e.g. TRACED="default record_place=begin"): one table row per kernel, inner size and
@@ -43,7 +43,8 @@ for v in free "${tags[@]}"; do
       "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
         >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; exit 1; }
     # Where ptxas put each kernel's inner loop (KERNEL FIRST LAST OFFSET-IN-128-BYTES).
-    mkdir -p "$w/loops/$p"
+    mkdir -p "$w/loops/$p" "$w/sass/$p"
+    cuobjdump -sass "$w/$v$p/seed_kernel.cubin" >"$w/sass/$p/$v.sass" 2>&1
     python3 bench/trace_overhead/sass_waits.py --loops "$w/$v$p/seed_kernel.cubin" \
       >"$w/loops/$p/$v" || exit 1
   done
@@ -127,3 +128,6 @@ for (build, kernel, inner, pad), v in sorted(by_pad.items(), key=lambda x: (x[0]
           f"{offset.get((build, kernel, pad), '?')} | {outer.get((build, kernel, pad), 0):#x} | "
           f"{statistics.median(v):.2f} |")
 PY
+# Every build's SASS and loop addresses come back in one file, to compare the placements whose
+# durations differ.
+tar czf "$out/placement-sass.tgz" -C "$w" loops sass
