@@ -827,18 +827,8 @@ void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRe
 
 void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
   if (gState != nullptr && buffer != nullptr && validSize > 0) {
-    const std::string lines = kernelsLines(buffer, validSize, [](std::uint32_t correlation) {
-      std::lock_guard lock(gState->mutex);
-      if (auto it = gState->seqOfCorrelation.find(correlation);
-          it != gState->seqOfCorrelation.end()) {
-        const auto seq = static_cast<std::int64_t>(it->second);
-        gState->seqOfCorrelation.erase(it);
-        return seq;
-      }
-      return std::int64_t{-1};
-    });
-    std::lock_guard lock(gState->mutex);
-    std::ofstream(gState->dir / "kernels.jsonl", std::ios::app) << lines;
+    appendKernelsJsonl(buffer, validSize, gState->mutex, gState->seqOfCorrelation, gState->dir,
+                       /*forget=*/true);
   }
   std::free(buffer);
 }

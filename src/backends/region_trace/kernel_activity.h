@@ -6,6 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +62,26 @@ std::string kernelsLines(std::uint8_t* buffer, std::size_t validSize, SeqOf&& se
     lines += kernelsLine(*kernel);
   }
   return lines;
+}
+
+/// Appends a completed activity buffer's kernels to `dir`/kernels.jsonl, each with the launch
+/// number `seqOfCorrelation` gives its correlation id (-1 when unknown); with `forget`, an entry
+/// is erased once its kernel is written (libargus_inject.so: one kernel per launch), else kept
+/// (libargus_cupti_sass.so). `mutex` guards the map and the file.
+inline void appendKernelsJsonl(std::uint8_t* buffer, std::size_t validSize,
+                               std::recursive_mutex& mutex,
+                               std::map<std::uint32_t, std::uint64_t>& seqOfCorrelation,
+                               const std::filesystem::path& dir, bool forget) {
+  const std::string lines = kernelsLines(buffer, validSize, [&](std::uint32_t correlation) {
+    std::lock_guard lock(mutex);
+    auto it = seqOfCorrelation.find(correlation);
+    if (it == seqOfCorrelation.end()) return std::int64_t{-1};
+    const auto seq = static_cast<std::int64_t>(it->second);
+    if (forget) seqOfCorrelation.erase(it);
+    return seq;
+  });
+  std::lock_guard lock(mutex);
+  std::ofstream(dir / "kernels.jsonl", std::ios::app) << lines;
 }
 
 }  // namespace argus::inject
