@@ -367,10 +367,13 @@ std::optional<DeviceBuffer> l2Scratch(CUcontext context) {
 /// (Nsight Compute's cache control flushes before its replays for the same reason). The buffer
 /// (l2Scratch) is kept for the context's later launches. A failure is reported and the launch
 /// goes ahead unflushed; false then.
+bool writeL2(const DeviceBuffer& scratch) {
+  return check(vendor().cuMemsetD8(scratch.address, 0, scratch.bytes), "cuMemsetD8 (L2 flush)");
+}
+
 bool flushL2(CUcontext context) {
   const auto scratch = l2Scratch(context);
-  return scratch &&
-         check(vendor().cuMemsetD8(scratch->address, 0, scratch->bytes), "cuMemsetD8 (L2 flush)");
+  return scratch && writeL2(*scratch);
 }
 
 /// Reads `scratch` with argus_l2_read (loaded into `context` at its first use). False, reported,
@@ -422,7 +425,7 @@ bool prepareL2(CUcontext context, TurnL2 mode) {
   if (!scratch) return false;
   bool done = false;
   if (mode == TurnL2::Write) {
-    done = flushL2(context);
+    done = writeL2(*scratch);
   } else {
     done = readL2(context, *scratch);
     if (mode == TurnL2::Empty) {
