@@ -743,7 +743,8 @@ Result<void> buildIn(const ProgramSpec& spec, std::string_view ptx, const fs::pa
   for (const auto& lib : spec.linkLibraries)
     linkArgv.push_back(lib.starts_with('-') || lib.find('/') != std::string::npos ? lib
                                                                                   : "-l" + lib);
-  const bool gold = findTool("ld.gold").has_value();
+  // Looked up once per process: a query links every probe variant.
+  static const bool gold = findTool("ld.gold").has_value();
   std::vector<std::string> goldArgv = linkArgv;
   goldArgv.insert(goldArgv.begin() + 1, {"-Xcompiler", "-fuse-ld=gold"});
   auto link = gold ? builder.run("nvcc link (gold)", goldArgv) : builder.run("nvcc link", linkArgv);
