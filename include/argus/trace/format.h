@@ -100,14 +100,15 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // timestamp (the last exit's), from which the timestamps' high bits follow going back one
 // record at a time. That needs each record's end less than 2^32 timer units before the next
 // one's (or the exit's) and each region shorter than that: 4.29 s with globaltimer, about 2 s
-// with clock64. A highest count above lane 0's means other lanes ran markers lane 0 did not:
-// those records are lost, and counted. Not counted: lanes that ran as many markers as lane 0
-// but other ones (an if/else inside a warp with markers on both sides); markers are meant to be
-// run by whole warps or by lane 0. The injection library gives compact kernels a capacity
-// of at least 2 and turns a compact buffer into TraceRecords when it reads it back
-// (inject::expandCompactRecords), so launch files and the decoder see one format; records it
-// cannot place are added to header.dropped. A module whose kernels write this layout defines
-// kTraceLayoutSymbol = sizeof(CompactRecord).
+// with clock64. A launch that ran longer than that (inject::compactTimeSpanNs) is reported as
+// possibly decoded wrong, in its launches.jsonl note and errors.txt. A highest count above lane 0's
+// means other lanes ran markers lane 0 did not: those records are lost, and counted. Not counted:
+// lanes that ran as many markers as lane 0 but other ones (an if/else inside a warp with markers on
+// both sides); markers are meant to be run by whole warps or by lane 0. The injection library gives
+// compact kernels a capacity of at least 2 and turns a compact buffer into TraceRecords when it
+// reads it back (inject::expandCompactRecords), so launch files and the decoder see one format;
+// records it cannot place are added to header.dropped. A module whose kernels write this layout
+// defines kTraceLayoutSymbol = sizeof(CompactRecord).
 
 /// Name of the `.const .u32` holding the bytes per device record (16) in compact modules.
 inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";

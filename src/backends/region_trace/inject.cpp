@@ -132,6 +132,8 @@ struct PendingLaunch {
   CUdeviceptr buffer = 0;
   TraceGeometry geometry;
   std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
+  /// After the set-up's synchronization: until the read-back's, longer than the kernel ran.
+  std::chrono::steady_clock::time_point readyAt;
 };
 
 struct State {
@@ -512,6 +514,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
     setSymbol(info.address, info.bytes, {});
     return;
   }
+  p.readyAt = std::chrono::steady_clock::now();
   p.symbol = info.address;
   p.symbolBytes = info.bytes;
   p.recordBytes = info.recordBytes;
@@ -520,6 +523,26 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   p.line.traced = true;
   p.line.capacityPerWarp = geometry->capacityPerWarp;
   p.line.warpSlots = geometry->warpSlots;
+}
+
+/// `ns` as seconds with two decimals ("4.29 s").
+std::string secondsText(std::uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", static_cast<double>(ns) / 1e9);
+  return text;
+}
+
+/// The clock rate in kHz of the current context's device (CU_DEVICE_ATTRIBUTE_CLOCK_RATE; the
+/// launch's, in its exit callback), 0 when unknown.
+int smClockKHz() {
+  const VendorApi& api = vendor();
+  CUdevice device = 0;
+  int kHz = 0;
+  if (api.cuCtxGetDevice == nullptr || api.cuDeviceGetAttribute == nullptr) return 0;
+  if (api.cuCtxGetDevice(&device) != CUDA_SUCCESS ||
+      api.cuDeviceGetAttribute(&kHz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device) != CUDA_SUCCESS)
+    return 0;
+  return kHz;
 }
 
 void onLaunchExit(const CUpti_CallbackData* cb) {
@@ -535,6 +558,10 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
     bool ok = launched == CUDA_SUCCESS;
     if (!ok) p.line.note = "launch failed: " + api.describe(launched);
     ok = ok && check(api.cuCtxSynchronize(), "cuCtxSynchronize (after traced launch)");
+    const auto ranNs =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - p.readyAt)
+                                       .count());
     trace::TraceHeader header;
     std::vector<trace::TraceRecord> records;
     const bool compactLayout = p.recordBytes == sizeof(trace::CompactRecord);
@@ -578,6 +605,15 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                 " records of " + std::to_string(expanded.partedSlots) +
                 " warps lost: other lanes ran markers that lane 0, which stores the compact "
                 "records, did not run";
+      // The device's clock is asked only when the launch ran longer than the span at 10 GHz.
+      if (ranNs >= compactTimeSpanNs(10'000'000)) {
+        if (const std::uint64_t span = compactTimeSpanNs(smClockKHz()); ranNs >= span)
+          lost += (lost.empty() ? "" : "; ") + std::string("the launch ran up to ") +
+                  secondsText(ranNs) + ", not less than the " + secondsText(span) +
+                  " the compact records' 32-bit timestamps span: a warp's records further apart "
+                  "than that would decode with wrong high bits; trace this kernel with "
+                  "--pass-option record_layout=full";
+      }
       if (!lost.empty()) {
         p.line.note += (p.line.note.empty() ? "" : "; ") + lost;
         reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel + "): " + lost);

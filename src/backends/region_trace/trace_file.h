@@ -79,6 +79,14 @@ struct ExpandedRecords {
                                                    std::uint32_t capacityPerWarp,
                                                    std::uint32_t warpsPerCta);
 
+/// How long a launch may run for its compact records to decode exactly, in ns. Their 32-bit
+/// timestamps are placed by counting back from the closing record's 64-bit one, which is exact
+/// while a warp's consecutive records are less than 2^32 timer units apart, and a launch that
+/// ran less than that long cannot have records further apart. Both time bases are covered: 2^32
+/// ns of %globaltimer, and 2^32 cycles of %clock64 at `smClockKHz` plus a 10 % margin (the
+/// device's clock-rate attribute; 3 GHz when it is unknown, 0 or less).
+[[nodiscard]] std::uint64_t compactTimeSpanNs(int smClockKHz);
+
 /// The bytes of a launch file: `header` (with reserved[0..1] set for the chosen form) + records.
 [[nodiscard]] std::string launchFileBytes(trace::TraceHeader header,
                                           std::span<const trace::TraceRecord> records, bool compact,

@@ -408,5 +408,15 @@ TEST(JsonString, EscapesControlCharacters) {
   EXPECT_EQ(jsonString("a\nb\x01"), "\"a\\nb\\u0001\"");
 }
 
+// A launch shorter than 2^32 timer units decodes exactly: 2^32 ns of %globaltimer, or 2^32
+// %clock64 cycles at the clock plus 10 % (H200: 1980 MHz -> 1.97 s), 3 GHz when unknown.
+TEST(CompactTimeSpan, TheShorterOfBothTimeBases) {
+  EXPECT_EQ(compactTimeSpanNs(1'980'000), 1'971'977'638u);
+  EXPECT_EQ(compactTimeSpanNs(0), 1'301'505'241u);
+  EXPECT_EQ(compactTimeSpanNs(-5), compactTimeSpanNs(0));
+  EXPECT_EQ(compactTimeSpanNs(500'000), 1ull << 32) << "slow clocks: the globaltimer bound";
+  EXPECT_EQ(compactTimeSpanNs(10'000'000), 390'451'572u) << "the clock query's gate";
+}
+
 }  // namespace
 }  // namespace argus::inject
