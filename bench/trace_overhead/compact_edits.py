@@ -3,8 +3,10 @@
 
     compact_edits.py COMPACT.ptx EDIT > EDITED.ptx
 
-The input is a seed kernel built with `argus build --variant full_trace` (record_layout=compact,
-the default; bench/trace_overhead/argus.yaml). The edits are for timing
+The input is a seed kernel built with `argus build --variant full_trace --pass-option
+record_place=end` (record_layout=compact, the default; bench/trace_overhead/argus.yaml): the
+lowering before the twelfth session made record_place=begin the default, which the `placebegin`
+edit reproduces. The edits are for timing
 (scripts/gpu/record-layout-experiment.sh variants `compact+EDIT`), not a pass:
 
   all    every active lane stores the record (the store predicated on tracing being on instead
@@ -70,7 +72,8 @@ def edit(lines, what):
                     line = line.replace('%argus_h0', '%argus_bs')
                 out += [line] + ['\t' + p for p in PLACE_LINES]
                 continue
-            if what == 'begin' and t.startswith('mov.b32 %argus_i0, '):
+            # The iteration copy, predicated on %argus_on since the twelfth session's lowering.
+            if what == 'begin' and t.removeprefix('@%argus_on ').startswith('mov.b32 %argus_i0, '):
                 line = line.replace('%argus_i0', '%argus_ic')
         if t.startswith(STORE) and what in ('all', 'redux'):
             line = line.replace('@%argus_w ', '@%argus_on ')

@@ -62,7 +62,10 @@ def instructions(cubin):
     return out
 
 
-BRANCH = re.compile(r"(@!?U?P(?:\d+|T)\s+)?BRA(?:\.[A-Z.]+)?\s+(?:U?R\d+,\s*)?(0x[0-9a-f]+)")
+# A branch: its guard (group 1), a predicate operand (group 2: `BRA.U !UP0, 0x...`, also
+# conditional) or a register one (`BRA.DIV UR4, 0x...`), and its target (group 3).
+BRANCH = re.compile(r"(@!?U?P(?:\d+|T)\s+)?BRA(?:\.[A-Z.]+)?\s+(!?U?P(?:\d+|T),\s*)?"
+                    r"(?:U?R\d+,\s*)?(0x[0-9a-f]+)")
 LIMIT = 256  # executed instructions followed from a store
 
 
@@ -89,10 +92,10 @@ def waiters(code, at, barrier):
         following = []
         branch = BRANCH.match(text)
         if branch:
-            target = index.get(int(branch.group(2), 16))
+            target = index.get(int(branch.group(3), 16))
             if target is not None:
                 following.append(target)
-            if branch.group(1) is not None:  # predicated: it may also fall through
+            if branch.group(1) or branch.group(2):  # conditional: it may also fall through
                 following.append(k + 1)
         else:
             following.append(k + 1)
@@ -110,15 +113,9 @@ def loops(code):
     found = []
     for addr, *_, text in code:
         branch = BRANCH.match(text)
-        if branch and int(branch.group(2), 16) < addr:
-            found.append((addr - int(branch.group(2), 16), int(branch.group(2), 16), addr))
+        if branch and int(branch.group(3), 16) < addr:
+            found.append((addr - int(branch.group(3), 16), int(branch.group(3), 16), addr))
     return [(first, last) for _, first, last in sorted(found)]
-
-
-def innermost_loop(code):
-    """The shortest loop (first, last) of loops(code); None without one."""
-    found = loops(code)
-    return found[0] if found else None
 
 
 def main():

@@ -55,14 +55,23 @@ class Waiters(unittest.TestCase):
                       ("MOV R5, R8", 0b1))      # 0x60: never reached
         self.assertEqual([(d, c[0]) for d, c in sass_waits.waiters(dotted, 0, 0)], [(2, 0x40)])
 
+    def test_a_predicate_operand_branch_may_fall_through(self):
+        # BRA.U !UP0 is conditional like a guarded branch: both ways are followed.
+        uniform = code(("STG.E desc[UR6][R2.64], R5", 0),
+                       ("BRA.U !UP0, 0x40", 0),
+                       ("MOV R5, R6", 0b1),      # 0x20: falling through
+                       ("EXIT", 0),
+                       ("MOV R5, R7", 0b1))      # 0x40: taken
+        self.assertEqual([(d, c[0]) for d, c in sass_waits.waiters(uniform, 0, 0)],
+                         [(2, 0x20), (2, 0x40)])
+
     def test_a_barrier_nobody_waits_on(self):
         plain = code(("STG.E desc[UR6][R2.64], R5", 0), ("MOV R9, R8", 0b10), ("EXIT", 0))
         self.assertEqual(sass_waits.waiters(plain, 0, 0), [])
         self.assertEqual([d for d, _ in sass_waits.waiters(plain, 0, 1)], [1])
 
 
-
-class InnermostLoop(unittest.TestCase):
+class Loops(unittest.TestCase):
     def test_the_shortest_back_edge_is_the_inner_loop(self):
         nest = code(("MOV R2, RZ", 0),
                     ("CS2R.32 R4, SR_GLOBALTIMERLO", 0),     # 0x10: outer loop's top
@@ -71,11 +80,16 @@ class InnermostLoop(unittest.TestCase):
                     ("@P0 BRA 0x60", 0),                     # forward: not a loop
                     ("@!P2 BRA 0x10", 0),                    # 0x50: outer back edge
                     ("EXIT", 0))
-        self.assertEqual(sass_waits.innermost_loop(nest), (0x20, 0x30))
         self.assertEqual(sass_waits.loops(nest), [(0x20, 0x30), (0x10, 0x50)])
 
+    def test_a_uniform_predicate_operand_closes_a_loop_too(self):
+        uniform = code(("FFMA R0, R0, R1, R2", 0),
+                       ("BRA.U !UP0, 0x0", 0),
+                       ("EXIT", 0))
+        self.assertEqual(sass_waits.loops(uniform), [(0x0, 0x10)])
+
     def test_no_loop(self):
-        self.assertIsNone(sass_waits.innermost_loop(code(("MOV R2, RZ", 0), ("EXIT", 0))))
+        self.assertEqual(sass_waits.loops(code(("MOV R2, RZ", 0), ("EXIT", 0))), [])
 
 
 if __name__ == "__main__":

@@ -200,7 +200,7 @@ def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = 
     ``Report.not_collected`` (or raise with ``require_gpu=True``). ``ops`` names the async op
     sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``);
     ``concurrent_probes`` starts that many probe processes at once per GPU (default: 8, or the
-    CPU cores if fewer; ``argus query --help`` says how that was checked)."""
+    host's CPU threads if fewer; ``argus query --help`` says how that was checked)."""
     args = ["query", *_query_args(program, kernel, region, scope, signals, workspace, ops),
             "--json"]
     if require_gpu:

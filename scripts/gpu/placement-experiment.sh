@@ -105,12 +105,14 @@ for kernel, inner, tag in sorted(traced):
     diffs = []
     for p in sorted(pads):
         at = offset.get((tag, kernel, p))
-        match = [q for (b, k, q), o in offset.items() if b == "free" and k == kernel and o == at
-                 and ("free", kernel, inner, q) in by_pad]
+        match = sorted(q for (b, k, q), o in offset.items() if b == "free" and k == kernel and
+                       o == at and ("free", kernel, inner, q) in by_pad)
         if at is None or not match:
             continue
-        diffs.append(statistics.median(by_pad[(tag, kernel, inner, p)]) -
-                     statistics.median(by_pad[("free", kernel, inner, match[0])]))
+        # Several trace-free paddings at this offset (PADS beyond 8): their median.
+        free_at = statistics.median(statistics.median(by_pad[("free", kernel, inner, q)])
+                                    for q in match)
+        diffs.append(statistics.median(by_pad[(tag, kernel, inner, p)]) - free_at)
     if diffs:
         print(f"| {kernel} | {inner} | {tag.removeprefix('traced-')} | {min(diffs):+.2f} / "
               f"{statistics.median(diffs):+.2f} / {max(diffs):+.2f} | {len(diffs)} | "
@@ -124,8 +126,9 @@ print()
 print("| kernel | inner | build | padding | inner loop offset | outer loop first address | us (median over rounds) |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
 for (build, kernel, inner, pad), v in sorted(by_pad.items(), key=lambda x: (x[0][1], x[0][2], x[0][0], int(x[0][3]))):
+    first = outer.get((build, kernel, pad))
     print(f"| {kernel} | {inner} | {build.removeprefix('traced-')} | {pad} | "
-          f"{offset.get((build, kernel, pad), '?')} | {outer.get((build, kernel, pad), 0):#x} | "
+          f"{offset.get((build, kernel, pad), '?')} | {'?' if first is None else f'{first:#x}'} | "
           f"{statistics.median(v):.2f} |")
 PY
 # Every build's SASS and loop addresses come back in one file, to compare the placements whose

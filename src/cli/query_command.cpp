@@ -38,11 +38,13 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
 /// Probe processes started at once per GPU unless --concurrent-probes says otherwise: 8, or the
-/// CPU cores if fewer (each process compiles nothing but starts a CUDA context, and the
-/// start-ups are what overlap). Eight at once measured within the spread of two one-at-a-time
-/// runs on every example, Triton included (BENCHMARKS.md, issue 7).
+/// host's CPU threads if fewer (each process compiles nothing but starts a CUDA context, and the
+/// start-ups are what overlap); 8 when the count is unknown. At eight at once the examples'
+/// latencies (Triton's: four at once) stayed within 16-32 ns of one at a time, one or two of the
+/// steps they come in (BENCHMARKS.md, issue 7).
 std::size_t defaultConcurrentProbes() {
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const unsigned cores = std::thread::hardware_concurrency();  // 0: unknown
+  return cores == 0 ? 8 : std::min<std::size_t>(cores, 8);
 }
 
 struct QueryCommandOptions {
@@ -513,9 +515,10 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
                    "of every process) as Chrome/Perfetto JSON to this file");
   verb->add_option(
           "--concurrent-probes", o->concurrentProbes,
-          "op_latency probe processes started at once per GPU (default: 8, or the CPU "
-          "cores if fewer; 1 runs them one after another). Their start-ups overlap and each "
-          "takes the GPU's turn from its first GPU work to its exit, so no two probes' GPU "
+          "op_latency probe processes started at once per GPU (default: 8, or the host's CPU "
+          "threads if fewer; 1 runs them one after another). With N > 1 their start-ups "
+          "overlap; each takes the GPU's turn from its first GPU work to its exit, so no two "
+          "probes' GPU "
           "work overlaps (the join checks their kernels). Every one-GPU probe first empties "
           "the L2 ($ARGUS_GPU_TURN_L2), so its latencies do not depend on what ran or set up "
           "before it. H200: 0.15 s/probe at 8 and 0.13 at 16 against 0.36 one at a time; "

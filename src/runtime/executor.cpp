@@ -42,6 +42,11 @@ Executor* ExecutorRegistry::find(const std::string& name) const {
   return it == records_.end() ? nullptr : it->second.executor.get();
 }
 
+std::string_view ExecutorRegistry::version(const std::string& name) const {
+  auto it = records_.find(name);
+  return it == records_.end() ? std::string_view{} : std::string_view{it->second.version};
+}
+
 std::vector<const ExecutorRecord*> ExecutorRegistry::records() const {
   std::vector<const ExecutorRecord*> out;
   for (const auto& [name, record] : records_) out.push_back(&record);

@@ -291,7 +291,7 @@ class Run {
     hashes.reserve(inputs.size() + evidence.size());
     for (const auto& [name, a] : inputs) hashes.emplace_back(name, a.hash);
     for (const auto& [name, a] : evidence) hashes.emplace_back("@" + name, a.hash);
-    n.report.memoKey = memoKey(n.task, std::move(hashes));
+    n.report.memoKey = memoKey(n.task, std::move(hashes), executors_.version(n.task.executor));
 
     if (auto hit = store_.lookup(n.report.memoKey)) {
       auto now = Clock::now();

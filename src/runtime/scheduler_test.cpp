@@ -72,6 +72,49 @@ class SchedulerTest : public ::testing::Test {
   Timeline timeline_;
 };
 
+// An executor's version is part of its tasks' memo keys: a store filled by an older version of
+// an executor (another lowering, say) is not reused by a newer one, and is by the same one.
+TEST(SchedulerMemo, AnExecutorsVersionIsPartOfItsTasksKeys) {
+  auto root = makeTempDir("argus-sched-version");
+  ASSERT_TRUE(root.has_value());
+  MemoryResultStore store;
+  int executed = 0;
+  const auto counting = [&](const std::string& version) {
+    ExecutorRegistry registry;
+    EXPECT_TRUE(
+        registry.add({"cpu", "test executor", std::make_shared<FunctionExecutor>([&](TaskContext&) {
+                        ++executed;
+                        TaskOutputs out;
+                        out.artifacts["out"] = Artifact::fromData("x");
+                        return Result<TaskOutputs>(std::move(out));
+                      }),
+                      version}));
+    return registry;
+  };
+  Plan plan;
+  ASSERT_TRUE(plan.add(task("a", "cpu")));
+  const auto runWith = [&](const std::string& version) {
+    ExecutorRegistry registry = counting(version);
+    RunOptions o;
+    o.workRoot = *root / ("run-" + version + std::to_string(executed));
+    Scheduler s(registry, store, o);
+    auto r = s.run(plan);
+    EXPECT_TRUE(r && r->ok()) << (r ? r->toText() : r.error().text());
+  };
+  runWith("1");
+  runWith("1");
+  EXPECT_EQ(executed, 1) << "the same version reuses the output";
+  runWith("2");
+  EXPECT_EQ(executed, 2) << "another version runs the task again";
+  TaskDescriptor t;
+  t.id = "a";
+  EXPECT_EQ(memoKey(t, {}), memoKey(t, {}, ""))
+      << "no version keeps the key executors had before versions";
+  EXPECT_NE(memoKey(t, {}, "1"), memoKey(t, {}, "2"));
+  std::error_code ec;
+  fs::remove_all(*root, ec);
+}
+
 TEST_F(SchedulerTest, TasksNeverStartBeforeTheirInputs) {
   registerExecutor("cpu", test::recordingExecutor(timeline_, [](TaskContext&) -> Result<void> {
                      std::this_thread::sleep_for(std::chrono::milliseconds(2));

@@ -195,8 +195,10 @@ std::string contentHash(std::string_view bytes) {
 }
 
 std::string memoKey(const TaskDescriptor& task,
-                    std::vector<std::pair<std::string, std::string>> inputHashes) {
+                    std::vector<std::pair<std::string, std::string>> inputHashes,
+                    std::string_view executorVersion) {
   json j = toJson(task);
+  if (!executorVersion.empty()) j["executor_version"] = std::string(executorVersion);
   j.erase("dependencies");
   j.erase("timeout_s");
   for (auto& in : j["inputs"]) in.erase("task");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,13 @@
 #include "argus/support/status.h"
 
 namespace argus::passes {
+
+/// The passes' output version: change it whenever a pass writes other PTX (or maps) for the same
+/// input and options, so that workspaces made before do not reuse the older output (it is the
+/// `ptx_pass` executor's version, part of its tasks' memo keys). History: "2" (2026-11-30):
+/// compact records take a leaf region's place at its begin marker, and a register iteration is
+/// copied under %argus_on.
+inline constexpr std::string_view kPassesVersion = "2";
 
 /// Options shared by the transforms of one variant.
 struct TransformOptions {

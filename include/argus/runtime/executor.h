@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "argus/runtime/task.h"
@@ -100,6 +101,10 @@ struct ExecutorRecord {
   std::string name;
   std::string description;
   std::shared_ptr<Executor> executor;
+  /// What the outputs depend on beyond the task and its inputs, when that changes between Argus
+  /// versions (e.g. the PTX passes' lowering): part of the task's memo key, so that a workspace
+  /// made by an older Argus does not hand back an older lowering's output. Empty: none.
+  std::string version = {};
 };
 
 /// Executors by name. Fill it before a run; lookups during a run are read-only and thread-safe.
@@ -109,6 +114,9 @@ class ExecutorRegistry {
   [[nodiscard]] Result<void> add(ExecutorRecord record);
   /// The executor registered as `name`, or nullptr. [thread-safe with other finds]
   [[nodiscard]] Executor* find(const std::string& name) const;
+  /// The version of the executor registered as `name` (ExecutorRecord::version), empty when it
+  /// has none or is not registered. [thread-safe with other finds]
+  [[nodiscard]] std::string_view version(const std::string& name) const;
   /// All records, sorted by name (for `argus recipes`-style listings).
   [[nodiscard]] std::vector<const ExecutorRecord*> records() const;
 

@@ -120,8 +120,11 @@ struct TaskDescriptor {
 /// that cannot change the result (producer task ids and ordering dependencies, whose content is
 /// covered by the input hashes; the timeout), and the content hashes of its inputs (`name=hash`,
 /// sorted). The task id stays in: two tasks that differ only by id are not assumed to be the same
-/// work (repeated measurements, executors that name outputs by id). [thread-safe]
+/// work (repeated measurements, executors that name outputs by id). A non-empty
+/// `executorVersion` (ExecutorRecord::version) is part of the key; an empty one leaves the key
+/// as it was before executors had versions. [thread-safe]
 [[nodiscard]] std::string memoKey(const TaskDescriptor& task,
-                                  std::vector<std::pair<std::string, std::string>> inputHashes);
+                                  std::vector<std::pair<std::string, std::string>> inputHashes,
+                                  std::string_view executorVersion = {});
 
 }  // namespace argus::runtime

@@ -296,7 +296,8 @@ Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(CompileConte
                          [shared](TaskContext& ctx) { return runTritonDump(*shared, ctx); })});
   records.push_back({"ptx_pass", "applies config.transforms (Argus PTX passes) to the input PTX",
                      std::make_shared<runtime::FunctionExecutor>(
-                         [](TaskContext& ctx) { return runPtxPass(ctx); })});
+                         [](TaskContext& ctx) { return runPtxPass(ctx); }),
+                     std::string(passes::kPassesVersion)});
   records.push_back({"build_variant",
                      "builds the program with the input PTX substituted before ptxas (Triton: "
                      "a wrapper that substitutes it through Triton's kernel override)",

@@ -363,16 +363,17 @@ std::optional<DeviceBuffer> l2Scratch(CUcontext context) {
   return scratch;
 }
 
+/// Writes `scratch` (cuMemsetD8); false, reported, when it cannot.
+bool writeL2(const DeviceBuffer& scratch) {
+  return check(vendor().cuMemsetD8(scratch.address, 0, scratch.bytes), "cuMemsetD8 (L2 flush)");
+}
+
 /// ARGUS_TRACE_L2_FLUSH=1: writes a buffer twice the size of the device's L2 before the traced
 /// launch, so that nothing the program did before it (its input copies, say) is left in L2 and
 /// every run of a variant, alone or beside other processes, starts from the same cache state
 /// (Nsight Compute's cache control flushes before its replays for the same reason). The buffer
 /// (l2Scratch) is kept for the context's later launches. A failure is reported and the launch
 /// goes ahead unflushed; false then.
-bool writeL2(const DeviceBuffer& scratch) {
-  return check(vendor().cuMemsetD8(scratch.address, 0, scratch.bytes), "cuMemsetD8 (L2 flush)");
-}
-
 bool flushL2(CUcontext context) {
   const auto scratch = l2Scratch(context);
   return scratch && writeL2(*scratch);
@@ -605,14 +606,19 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
                 " records of " + std::to_string(expanded.partedSlots) +
                 " warps lost: other lanes ran markers that lane 0, which stores the compact "
                 "records, did not run";
-      // The device's clock is asked only when the launch ran longer than the span at 10 GHz.
+      // The library does not know the module's time base (the trace map does), so the shorter
+      // span of the two is the bound. The device's clock is asked only when the launch ran
+      // longer than the span at 10 GHz.
       if (ranNs >= compactTimeSpanNs(10'000'000)) {
         if (const std::uint64_t span = compactTimeSpanNs(smClockKHz()); ranNs >= span)
           lost += (lost.empty() ? "" : "; ") + std::string("the launch ran up to ") +
-                  secondsText(ranNs) + ", not less than the " + secondsText(span) +
-                  " the compact records' 32-bit timestamps span: a warp's records further apart "
-                  "than that would decode with wrong high bits; trace this kernel with "
-                  "--pass-option record_layout=full";
+                  secondsText(ranNs) + "; the compact records' 32-bit timestamps span " +
+                  secondsText(kGlobalTimerSpanNs) + " with time_base=globaltimer (the " +
+                  "default) and " + secondsText(span) +
+                  " with clock64 on this device: with clock64, or past the globaltimer span, "
+                  "a warp's records further apart than the span decode with wrong high bits "
+                  "(the full layout, argus build --pass-option record_layout=full, stores "
+                  "64-bit timestamps)";
       }
       if (!lost.empty()) {
         p.line.note += (p.line.note.empty() ? "" : "; ") + lost;

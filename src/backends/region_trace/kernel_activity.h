@@ -66,7 +66,7 @@ std::string kernelsLines(std::uint8_t* buffer, std::size_t validSize, SeqOf&& se
 
 /// Appends a completed activity buffer's kernels to `dir`/kernels.jsonl, each with the launch
 /// number `seqOfCorrelation` gives its correlation id (-1 when unknown); with `forget`, an entry
-/// is erased once its kernel is written (libargus_inject.so: one kernel per launch), else kept
+/// is erased when it is looked up (libargus_inject.so: one kernel per launch), else kept
 /// (libargus_cupti_sass.so). `mutex` guards the map and the file.
 inline void appendKernelsJsonl(std::uint8_t* buffer, std::size_t validSize,
                                std::recursive_mutex& mutex,

@@ -124,10 +124,9 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
 }
 
 std::uint64_t compactTimeSpanNs(int smClockKHz) {
-  constexpr std::uint64_t kUnits = 1ull << 32;
   // 2^32 cycles at 1.1 x the clock: 2^32 * 10^6 / (1.1 kHz) ns, within 64 bits.
   const std::uint64_t kHz = smClockKHz > 0 ? static_cast<std::uint64_t>(smClockKHz) : 3'000'000;
-  return std::min(kUnits, kUnits * 10'000'000 / (kHz * 11));
+  return std::min(kGlobalTimerSpanNs, kGlobalTimerSpanNs * 10'000'000 / (kHz * 11));
 }
 
 std::string launchFileBytes(trace::TraceHeader header, std::span<const trace::TraceRecord> records,

@@ -86,6 +86,8 @@ struct ExpandedRecords {
 /// ns of %globaltimer, and 2^32 cycles of %clock64 at `smClockKHz` plus a 10 % margin (the
 /// device's clock-rate attribute; 3 GHz when it is unknown, 0 or less).
 [[nodiscard]] std::uint64_t compactTimeSpanNs(int smClockKHz);
+/// 2^32 ns: the span with %globaltimer, the default time base.
+inline constexpr std::uint64_t kGlobalTimerSpanNs = std::uint64_t{1} << 32;
 
 /// The bytes of a launch file: `header` (with reserved[0..1] set for the chosen form) + records.
 [[nodiscard]] std::string launchFileBytes(trace::TraceHeader header,
