@@ -276,6 +276,17 @@ Result<TaskOutputs> runBuildVariant(const CompileContext& context, TaskContext& 
   return out;
 }
 
+/// The CUDA toolkit nvcc_ptx and build_variant run, for their memo keys: nvcc's path and size
+/// (what the host-object cache keys it by), so that a workspace does not hand back PTX or
+/// executables another toolkit made. Empty when there is no nvcc (their tasks then fail).
+std::string toolkitVersion() {
+  auto nvcc = findTool("nvcc");
+  if (!nvcc) return {};
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(*nvcc, ec);
+  return nvcc->string() + ":" + std::to_string(ec ? 0 : size);
+}
+
 }  // namespace
 
 Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(CompileContext context) {
@@ -286,9 +297,11 @@ Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(CompileConte
   }
   auto shared = std::make_shared<const CompileContext>(std::move(context));
   std::vector<runtime::ExecutorRecord> records;
+  const std::string toolkit = toolkitVersion();
   records.push_back({"nvcc_ptx", "front-end PTX of the program (nvcc -ptx -lineinfo)",
                      std::make_shared<runtime::FunctionExecutor>(
-                         [shared](TaskContext& ctx) { return runNvccPtx(*shared, ctx); })});
+                         [shared](TaskContext& ctx) { return runNvccPtx(*shared, ctx); }),
+                     toolkit});
   records.push_back({"triton_dump",
                      "a Triton program's PTX and TTGIR: runs its script once on a GPU with "
                      "Triton's kernel dump knobs",
@@ -302,7 +315,8 @@ Result<std::vector<runtime::ExecutorRecord>> compileExecutorRecords(CompileConte
                      "builds the program with the input PTX substituted before ptxas (Triton: "
                      "a wrapper that substitutes it through Triton's kernel override)",
                      std::make_shared<runtime::FunctionExecutor>(
-                         [shared](TaskContext& ctx) { return runBuildVariant(*shared, ctx); })});
+                         [shared](TaskContext& ctx) { return runBuildVariant(*shared, ctx); }),
+                     toolkit});
   return records;
 }
 

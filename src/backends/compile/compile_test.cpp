@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "argus/passes/transforms.h"
 #include "argus/program/program.h"
 #include "argus/runtime/plan.h"
 #include "argus/runtime/result_store.h"
@@ -88,6 +89,17 @@ TEST_F(CompileExecutors, RegistersEachNameOnce) {
   again.target = kSpec;
   auto twice = registerCompileExecutors(registry_, again);
   EXPECT_FALSE(twice);
+}
+
+// The toolkit (nvcc's path and size) and the passes' version are in the memo keys of the tasks
+// whose outputs they make.
+TEST_F(CompileExecutors, VersionsNameTheToolkitAndThePasses) {
+  const auto nvcc = findTool("nvcc");
+  ASSERT_TRUE(nvcc);
+  EXPECT_TRUE(registry_.version("nvcc_ptx").starts_with(nvcc->string() + ":"));
+  EXPECT_EQ(registry_.version("build_variant"), registry_.version("nvcc_ptx"));
+  EXPECT_EQ(registry_.version("ptx_pass"), passes::kPassesVersion);
+  EXPECT_EQ(registry_.version("no_such_executor"), "");
 }
 
 TEST(CompileExecutorsSetup, BadSpecFailsAtRegistration) {
