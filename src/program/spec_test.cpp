@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "argus/program/build.h"
@@ -149,6 +150,21 @@ TEST_F(SpecTest, TritonPlanningRegionsComeFromTheSpecOrItsTtgir) {
   auto after = tritonProgramVersion(*spec);
   ASSERT_TRUE(after) << after.error().text();
   EXPECT_NE(*before, *after);
+
+  // And the Triton its Python imports: the spec's `python` asked through importlib.metadata (a
+  // stand-in interpreter here, printing a version whatever it is asked).
+  for (const char* version : {"3.6.0", "3.7.0"}) {
+    const fs::path python = dir_ / (std::string("python-") + version);
+    ASSERT_TRUE(writeFile(python, fmt::format("#!/bin/sh\necho {}\n", version)));
+    fs::permissions(python, fs::perms::owner_all);
+    spec->python = python.string();
+    EXPECT_EQ(tritonPackageVersion(*spec), version);
+  }
+  const auto with370 = tritonProgramVersion(*spec);
+  spec->python = (dir_ / "python-3.6.0").string();
+  EXPECT_NE(*tritonProgramVersion(*spec), *with370) << "another Triton, another program version";
+  spec->python = (dir_ / "no-such-python").string();
+  EXPECT_EQ(tritonPackageVersion(*spec), "unknown");
 
   // A dumped PTX must have the declared regions.
   const std::string ptx =

@@ -1,9 +1,13 @@
 #include "argus/program/triton.h"
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -287,6 +291,24 @@ Result<std::vector<ptx::FunctionRegions>> tritonPlanningRegions(const ProgramSpe
   return functions;
 }
 
+std::string tritonPackageVersion(const ProgramSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> env(spec.run.environment.begin(),
+                                                       spec.run.environment.end());
+  env.emplace_back("PYTHONPATH", pythonPath(spec));
+  auto run = runProcess({spec.python, "-c",
+                         "import importlib.metadata as m\n"
+                         "try:\n    print(m.version('triton'))\n"
+                         "except m.PackageNotFoundError:\n    print('none')"},
+                        {.workingDirectory = spec.file.parent_path(),
+                         .timeout = std::chrono::seconds(30),
+                         .environment = env});
+  if (!run || run->exitCode != 0) return "unknown";
+  std::string version = run->out;
+  while (!version.empty() && std::isspace(static_cast<unsigned char>(version.back())))
+    version.pop_back();
+  return version.empty() ? "unknown" : version;
+}
+
 Result<std::string> tritonProgramVersion(const ProgramSpec& spec) {
   std::string material;
   std::vector<fs::path> files{spec.file};
@@ -296,6 +318,9 @@ Result<std::string> tritonProgramVersion(const ProgramSpec& spec) {
     if (!bytes) return std::unexpected(bytes.error());
     material += f.filename().string() + '\0' + *bytes + '\0';
   }
+  // The Triton that compiles the kernel at launch is part of the program: another one dumps
+  // other PTX, so its variants and runs are not reused.
+  material += "triton\0" + tritonPackageVersion(spec) + '\0';
   return workspace::hashBytes(material).hex();
 }
 

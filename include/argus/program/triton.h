@@ -74,8 +74,13 @@ struct TritonKernelDump {
 [[nodiscard]] Result<std::vector<ptx::FunctionRegions>> tritonPlanningRegions(
     const ProgramSpec& spec);
 
-/// Content hash of a Triton program: the spec and every file in `sources` (the script first).
-/// Changing the kernel, the launcher or the spec (e.g. its `run.env`) makes a new version.
+/// The Triton package version the spec's Python imports (with the spec's run environment and
+/// PYTHONPATH): "3.6.0", "none" when it has no Triton, "unknown" when the Python cannot tell.
+[[nodiscard]] std::string tritonPackageVersion(const ProgramSpec& spec);
+
+/// Content hash of a Triton program: the spec, every file in `sources` (the script first) and
+/// the Triton package version (tritonPackageVersion). Changing the kernel, the launcher, the spec
+/// (e.g. its `run.env`) or the installed Triton makes a new version.
 [[nodiscard]] Result<std::string> tritonProgramVersion(const ProgramSpec& spec);
 
 /// Checks a dumped PTX against the regions the spec declared for `kernel`: every declared path
