@@ -99,10 +99,10 @@ struct LoweringOptions {
   /// first operands anyway; no other marker runs between a leaf's begin and end, so the places,
   /// and the records, are the same as with `end`; nor can the kernel exit between them
   /// (analyzeRegions refuses a ret or exit inside an open region), which would leave the claimed
-  /// place empty and the closing record's address in its stead. `end`: at the end
-  /// marker, for every region. Measured on the seed kernels' compute variant at inner 8 over 8
-  /// loop placements: +1.28 us per launch against +1.54 with `end` (BENCHMARKS.md, issue 5).
-  /// The full layout ignores it; naming `begin` with it is an error.
+  /// place empty and the closing record's address in its stead. `end`: at the end marker, for
+  /// every region. Measured on the seed kernels' compute variant at inner 8 over 8 loop
+  /// placements: +1.28 us per launch against +1.54 with `end` (BENCHMARKS.md, issue 5). The
+  /// full layout ignores it; naming `begin` with it is an error.
   std::string recordPlace = "begin";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.

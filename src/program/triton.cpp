@@ -41,6 +41,14 @@ std::string pythonPath(const ProgramSpec& spec) {
   return path;
 }
 
+/// The environment a Python run of the spec gets: its run.env, then PYTHONPATH (pythonPath).
+std::vector<std::pair<std::string, std::string>> pythonEnvironment(const ProgramSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> env(spec.run.environment.begin(),
+                                                       spec.run.environment.end());
+  env.emplace_back("PYTHONPATH", pythonPath(spec));
+  return env;
+}
+
 /// One run of the script with Triton's dump knobs (and `extraEnv`) into `dumpDir`: the one
 /// compiled `kernel`'s PTX file, and what the script printed.
 struct DumpRun {
@@ -60,12 +68,10 @@ Result<DumpRun> runDump(const ProgramSpec& spec, const std::string& kernel, cons
   fs::create_directories(dumpDir, ec);
   if (ec)
     return fail("triton", fmt::format("cannot create {}: {}", dumpDir.string(), ec.message()));
-  std::vector<std::pair<std::string, std::string>> env(spec.run.environment.begin(),
-                                                       spec.run.environment.end());
+  auto env = pythonEnvironment(spec);
   env.emplace_back("TRITON_KERNEL_DUMP", "1");
   env.emplace_back("TRITON_DUMP_DIR", dumpDir.string());
   env.emplace_back("TRITON_ALWAYS_COMPILE", "1");
-  env.emplace_back("PYTHONPATH", pythonPath(spec));
   env.insert(env.end(), extraEnv.begin(), extraEnv.end());
   auto run =
       runProcess({spec.python, spec.script.string()},
@@ -292,16 +298,13 @@ Result<std::vector<ptx::FunctionRegions>> tritonPlanningRegions(const ProgramSpe
 }
 
 std::string tritonPackageVersion(const ProgramSpec& spec) {
-  std::vector<std::pair<std::string, std::string>> env(spec.run.environment.begin(),
-                                                       spec.run.environment.end());
-  env.emplace_back("PYTHONPATH", pythonPath(spec));
   auto run = runProcess({spec.python, "-c",
                          "import importlib.metadata as m\n"
                          "try:\n    print(m.version('triton'))\n"
                          "except m.PackageNotFoundError:\n    print('none')"},
                         {.workingDirectory = spec.file.parent_path(),
                          .timeout = std::chrono::seconds(30),
-                         .environment = env});
+                         .environment = pythonEnvironment(spec)});
   if (!run || run->exitCode != 0) return "unknown";
   std::string version = run->out;
   while (!version.empty() && std::isspace(static_cast<unsigned char>(version.back())))
