@@ -68,7 +68,7 @@ python3 - "$w" <<'PY'
 import collections, pathlib, statistics, sys
 w = pathlib.Path(sys.argv[1])
 free, traced = collections.defaultdict(list), collections.defaultdict(list)
-by_pad = collections.defaultdict(list)  # (build, kernel, inner, pad) -> medians over rounds
+by_pad = collections.defaultdict(list)  # (build, kernel, inner, pad) -> its runs (free: every tag's)
 for f in sorted((w / "runs").glob("*/*/*.lines")):
     tag, pad = f.stem, f.parent.name
     for line in f.read_text().splitlines():
