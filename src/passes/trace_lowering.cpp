@@ -44,6 +44,8 @@
 
 #include <fmt/format.h>
 
+#include "argus/ptx/cfg.h"
+#include "argus/ptx/divergence.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 #include "argus/trace/format.h"
@@ -88,7 +90,9 @@ struct LoweringOptions {
   /// the loop counter), at the place min(count, 2 cap - 3) (no compare before the store), plus
   /// at every `ret`/`exit` the lanes' highest count and lane 0's closing record with its count
   /// and a whole timestamp; the injection library expands it to full records when it reads the
-  /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost.
+  /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost
+  /// (end markers a warp may run without lane 0, by ptx::blocksWithoutLaneZero, count those
+  /// occurrences per lane; the exits keep the lanes' highest such count).
   /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.4-1.6 us per launch of the seed's
   /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
@@ -301,6 +305,8 @@ class LowerMarkersToTracePass final : public Pass {
   Statistic regions_{this, "regions", "regions in the trace maps"};
   Statistic closingSites_{this, "closing_records",
                           "closing-record sites emitted (compact layout: one per ret/exit)"};
+  Statistic lostSites_{this, "lost_counts",
+                       "end markers that count occurrences run without lane 0 (compact layout)"};
 
   LoweringOptions options_;
   query::Scope scope_;
@@ -563,8 +569,9 @@ class LowerMarkersToTracePass final : public Pass {
     // run a marker (one thread issuing TMA loads) the lanes' counts part, and a lane elected
     // among others stores with a count lane 0's records also use (measured on the H200 with the
     // warp-specialized example: 16 of 256 tma_load records overwritten). Records of markers lane
-    // 0 does not run are lost: the compact layout counts them at the exit when those lanes ran
-    // more markers than lane 0 (closing record below); the full layout does not count them.
+    // 0 does not run are lost: the compact layout counts them (end markers a warp may run
+    // without lane 0 count per lane, and the exits compare the lanes' counts with lane 0's;
+    // closing record below); the full layout does not count them.
     if (!paired)
       entry +=
           "\t.reg .pred %argus_w;\n\tmov.u32 %argus_t1, %laneid;\n"
@@ -584,6 +591,25 @@ class LowerMarkersToTracePass final : public Pass {
       return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
                          scoped ? "@" + active + " " : "");
     };
+    // Compact layout: lane 0 stores the records, so an occurrence a warp runs without lane 0
+    // (in one pass of a diverged warp) writes none. The end markers a warp may run that way
+    // (ptx::blocksWithoutLaneZero) count such occurrences per lane; the exits raise the slot's
+    // lost word to the lanes' highest count, which the expansion reports as lost records. Other
+    // end markers run with lane 0 whenever they run and need no count.
+    std::vector<bool> countsLost(kernel.body.size(), false);
+    if (compact) {
+      auto cfg = ptx::buildControlFlowGraph(kernel, kernel.name);
+      if (!cfg) return std::unexpected(cfg.error());
+      const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(kernel, *cfg);
+      for (const auto& [statement, site] : sites)
+        countsLost[statement] = !site.begin && blocks[cfg->blockOf[statement]];
+    }
+    const bool lostCounted = std::ranges::find(countsLost, true) != countsLost.end();
+    if (lostCounted)
+      entry +=
+          "\t.reg .b32 %argus_lost;\n\t.reg .b32 %argus_am;\n"
+          "\tmov.u32 %argus_lost, 0;\n";
+
     std::map<size_t, std::string> code;  // marker statement -> instrumentation text
     for (const auto& [statement, site] : sites) {
       const uint32_t k = site.region;
@@ -668,6 +694,16 @@ class LowerMarkersToTracePass final : public Pass {
               "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, %argus_m{2}, "
               "%argus_ic}};\n",
               scoped ? "%argus_st" : "%argus_w", options_.storeCache, k);
+          if (countsLost[statement]) {
+            // Each lane adds 1 when lane 0 is not among the lanes running this end marker.
+            text += fmt::format(
+                "\tactivemask.b32 %argus_am;\n"
+                "\tand.b32 %argus_am, %argus_am, 1;\n"
+                "\txor.b32 %argus_am, %argus_am, 1;\n"
+                "\t@{} add.u32 %argus_lost, %argus_lost, %argus_am;\n",
+                active);
+            ++lostSites_;
+          }
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
           // The storing lane: lane 0, or for paired stores the elected one.
@@ -742,7 +778,8 @@ class LowerMarkersToTracePass final : public Pass {
     // 2 cap - 2 (red.max: exits of other lanes may come later), and lane 0's closing record in
     // the slot's last place, 2 cap - 1: its record count and a whole timestamp (high, low). A
     // highest count above lane 0's means lanes ran markers lane 0 did not run: the expansion
-    // reports those records as lost.
+    // reports those records as lost, as it does the highest count of occurrences run without
+    // lane 0 that the kernel's lost-counting end markers kept (place 2 cap - 2's second word).
     std::vector<Statement> closing;
     if (compact) {
       auto parsed = parseSnippet(
@@ -750,13 +787,17 @@ class LowerMarkersToTracePass final : public Pass {
                       "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
                       "\tmad.wide.u32 %argus_addr, %argus_t3, {1}, %argus_base;\n"
                       "\t@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;\n"
+                      "{4}"
                       "\tmov.u64 %argus_now, %{0};\n"
                       "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
                       "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
                       "\t@%argus_w st.global.{3}.v4.u32 [%argus_addr+{1}], {{%argus_cnt, "
                       "%argus_t2, %argus_t0, %argus_t1}};\n",
                       timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
-                      trace::kClosingBit, options_.storeCache),
+                      trace::kClosingBit, options_.storeCache,
+                      lostCounted ? "\t@%argus_on red.global.max.u32 [%argus_addr+4], "
+                                    "%argus_lost;\n"
+                                  : ""),
           target_, kPassName);
       if (!parsed) return std::unexpected(parsed.error());
       closing = std::move(*parsed);

@@ -102,9 +102,12 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // one's (or the exit's) and each region shorter than that: 4.29 s with globaltimer, about 2 s
 // with clock64. A launch that ran longer than that (inject::compactTimeSpanNs) is reported as
 // possibly decoded wrong, in its launches.jsonl note and errors.txt. A highest count above lane 0's
-// means other lanes ran markers lane 0 did not: those records are lost, and counted. Not counted:
-// lanes that ran as many markers as lane 0 but other ones (an if/else inside a warp with markers on
-// both sides); markers are meant to be run by whole warps or by lane 0. The injection library gives
+// means other lanes ran markers lane 0 did not: those records are lost, and counted. So are
+// occurrences a warp ran without lane 0 with as many markers in every lane (an if/else inside a
+// warp with markers on both arms): each end marker the trace pass finds a warp may run without
+// lane 0 (ptx::blocksWithoutLaneZero) adds 1 in every running lane when lane 0 is not among them,
+// and the exits raise place 2 cap - 2's second word to the lanes' highest such count; the lost
+// records are at least the larger of the two counts. The injection library gives
 // compact kernels a capacity of at least 2 and turns a compact buffer into TraceRecords when it
 // reads it back (inject::expandCompactRecords), so launch files and the decoder see one format;
 // records it cannot place are added to header.dropped. A module whose kernels write this layout

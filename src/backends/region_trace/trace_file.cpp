@@ -71,6 +71,8 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
     const trace::CompactRecord& close = slot[places - 1];
     const std::uint64_t highest = slot[places - 2].begin;
+    // Occurrences some lane ran without lane 0 (0 unless the kernel counts them).
+    const std::uint64_t withoutLaneZero = slot[places - 2].end;
     // Records in the first `n` record places.
     const auto recordsIn = [&](std::uint64_t n) {
       std::uint64_t found = 0;
@@ -96,10 +98,14 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::uint64_t limit = count > recordPlaces ? recordPlaces - 1 : recordPlaces;
     const std::uint64_t kept = recordsIn(limit);
     out.dropped += count > kept ? count - kept : 0;
-    if (highest > count) {  // lanes ran markers lane 0, which stores, did not run
+    // Lanes ran markers lane 0, which stores, did not run: more of them, or as many others
+    // while lane 0 was not among the running lanes. Each count is a lower bound.
+    if (const std::uint64_t parted =
+            std::max(highest > count ? highest - count : 0, withoutLaneZero);
+        parted > 0) {
       ++out.partedSlots;
-      out.partedRecords += highest - count;
-      out.dropped += highest - count;
+      out.partedRecords += parted;
+      out.dropped += parted;
     }
     // Going back from the closing timestamp: each end is less than 2^32 units before the next.
     std::uint64_t later = (std::uint64_t{close.end} << 32) | close.iteration;

@@ -59,8 +59,9 @@ struct ExpandedRecords {
   /// Records the warps produced that are not in `records`: past a full slot (the closing
   /// record's count less the records kept), in unclosed slots, or parted (below).
   std::uint64_t dropped = 0;
-  /// Warp slots where some lane ran more markers than lane 0, which stores the records: the
-  /// lanes ran markers lane 0 did not (partedRecords: the highest count less lane 0's).
+  /// Warp slots where lanes ran markers without lane 0, which stores the records
+  /// (partedRecords: at least the highest count less lane 0's, and at least the highest count
+  /// of occurrences run without lane 0 that the lost-counting end markers kept).
   std::uint64_t partedSlots = 0;
   std::uint64_t partedRecords = 0;
   /// Warp slots with records but no closing record (the warp left by a path that writes none):

@@ -230,6 +230,34 @@ TEST(ReportTo, AppendsPrefixedLinesToErrorsTxt) {
   std::filesystem::remove_all(dir);
 }
 
+// Occurrences run without lane 0: the lost-counting end markers' highest per-lane count (place
+// 2 cap - 2's second word) counts them even where every lane ran as many markers as lane 0; where
+// both counts say something, the larger one is the lower bound.
+TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
+  std::vector<trace::CompactRecord> area(12);
+  const std::uint32_t meta = trace::kValidBit | 1u;
+  const auto closing = [&](std::uint32_t count) {
+    return trace::CompactRecord{count, 0, meta | trace::kClosingBit, 1000};
+  };
+  // Slot 0: lane 0 ran 1 marker, as many as the others, which ran 3 without lane 0.
+  area[0] = {10, 20, meta, 0};
+  area[2] = {1, 3, 0, 0};
+  area[3] = closing(1);
+  // Slot 1: others ran 2 markers more than lane 0 and counted 1 without it: 2 lost at least.
+  area[4] = {30, 40, meta, 0};
+  area[6] = {3, 1, 0, 0};
+  area[7] = closing(1);
+  // Slot 2: nothing run without lane 0.
+  area[8] = {50, 60, meta, 0};
+  area[10] = {1, 0, 0, 0};
+  area[11] = closing(1);
+  const ExpandedRecords out = expandCompactRecords(area, 3, 2, 3);
+  EXPECT_EQ(out.records.size(), 3u);
+  EXPECT_EQ(out.partedSlots, 2u);
+  EXPECT_EQ(out.partedRecords, 3u + 2u);
+  EXPECT_EQ(out.dropped, 5u);
+}
+
 // A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
 // in places 0..1, the lanes' highest count in place 2, lane 0's closing record in place 3.
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {

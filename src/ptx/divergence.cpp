@@ -1,0 +1,415 @@
+#include "argus/ptx/divergence.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace argus::ptx {
+namespace {
+
+/// What the lanes of one warp may hold in a register.
+struct Spread {
+  enum class Kind : uint8_t {
+    Uniform,      ///< The same value in every lane of the warp.
+    ThreadIndex,  ///< %tid.x + offset in a one-dimensional block: a warp's lanes hold 32
+                  ///< consecutive values from offset + a multiple of 32.
+    Divergent,    ///< Anything else.
+  };
+  Kind kind = Kind::Uniform;
+  int64_t offset = 0;  ///< ThreadIndex: the offset, or only its residue modulo 32 (!exact).
+  bool exact = true;
+
+  static Spread uniform() { return {}; }
+  static Spread divergent() { return {Kind::Divergent, 0, true}; }
+  static Spread threadIndex(int64_t offset, bool exact = true) {
+    return {Kind::ThreadIndex, exact ? offset : ((offset % 32) + 32) % 32, exact};
+  }
+  [[nodiscard]] bool isUniform() const { return kind == Kind::Uniform; }
+  [[nodiscard]] int64_t residue() const { return ((offset % 32) + 32) % 32; }
+  bool operator==(const Spread&) const = default;
+};
+
+/// The least spread covering both (a register defined in two places). A uniform value and
+/// %tid.x + k join to %tid.x + k: where a warp runs both definitions' paths apart, the block
+/// after them is one it may run diverged, whose definitions are divergent anyway. Two offsets
+/// that differ by a multiple of 32 (a loop's index stepping by whole warps) keep their residue.
+Spread join(Spread a, Spread b) {
+  if (a.kind == Spread::Kind::Divergent || b.kind == Spread::Kind::Divergent)
+    return Spread::divergent();
+  if (a.kind == Spread::Kind::Uniform) return b;
+  if (b.kind == Spread::Kind::Uniform) return a;
+  if (a == b) return a;
+  return a.residue() == b.residue() ? Spread::threadIndex(a.offset, false) : Spread::divergent();
+}
+
+/// Special registers with one value per warp (per grid, CTA, cluster or SM).
+constexpr std::array<std::string_view, 19> kUniformSpecials = {"%ctaid",
+                                                               "%nctaid",
+                                                               "%ntid",
+                                                               "%nsmid",
+                                                               "%smid",
+                                                               "%warpid",
+                                                               "%nwarpid",
+                                                               "%gridid",
+                                                               "%clusterid",
+                                                               "%nclusterid",
+                                                               "%cluster_ctaid",
+                                                               "%cluster_nctaid",
+                                                               "%cluster_ctarank",
+                                                               "%cluster_nctarank",
+                                                               "%is_explicit_cluster",
+                                                               "%envreg",
+                                                               "%total_smem_size",
+                                                               "%aggr_smem_size",
+                                                               "%dynamic_smem_size"};
+
+/// A special register's name: `special` itself or with a component or number (`%ctaid.x`,
+/// `%envreg3`).
+bool names(std::string_view name, std::string_view special) {
+  if (!name.starts_with(special)) return false;
+  const std::string_view rest = name.substr(special.size());
+  return rest.empty() || rest.front() == '.' ||
+         std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// The numbers of a `.maxntid`/`.reqntid` directive's text ("128, 1, 1").
+std::vector<uint64_t> numbers(std::string_view text) {
+  std::vector<uint64_t> out;
+  uint64_t value = 0;
+  bool in = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + static_cast<uint64_t>(c - '0');
+      in = true;
+    } else if (in) {
+      out.push_back(value);
+      value = 0;
+      in = false;
+    }
+  }
+  if (in) out.push_back(value);
+  return out;
+}
+
+/// Whether %tid.x is the thread's linear index in its warp's numbering: the block is
+/// one-dimensional (y and z at most 1), or its x extent is required to be a multiple of 32.
+bool linearThreadX(const Function& kernel) {
+  for (const auto& d : kernel.performanceDirectives) {
+    if (d.name != ".maxntid" && d.name != ".reqntid") continue;
+    const auto n = numbers(d.text);
+    if (n.size() == 1 || (n.size() >= 2 && n[1] <= 1 && (n.size() < 3 || n[2] <= 1))) return true;
+    if (d.name == ".reqntid" && !n.empty() && n[0] % 32 == 0) return true;
+  }
+  return false;
+}
+
+/// An integer immediate's value (decimal or 0x hexadecimal); none for other operands.
+std::optional<int64_t> immediate(const Operand& o) {
+  if (o.kind != Operand::Kind::Immediate) return std::nullopt;
+  std::string_view text = o.text;
+  const bool negative = text.starts_with('-');
+  if (negative) text.remove_prefix(1);
+  int base = 10;
+  if (text.starts_with("0x") || text.starts_with("0X")) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return negative ? -value : value;
+}
+
+class Analysis {
+ public:
+  Analysis(const Function& kernel, const ControlFlowGraph& cfg)
+      : kernel_(kernel), cfg_(cfg), linearX_(linearThreadX(kernel)) {
+    for (const auto& p : kernel.params) params_.insert(p.name);
+    for (const auto& st : kernel.body) {
+      if (st.kind != Statement::Kind::Variable || st.variable.stateSpace != ".reg") continue;
+      if (st.variable.registerCount) {
+        counted_[st.variable.name] = *st.variable.registerCount;
+      } else {
+        regs_.try_emplace(st.variable.name, Spread::uniform());
+      }
+    }
+  }
+
+  std::vector<bool> run() {
+    const size_t n = cfg_.blocks.size();
+    unsafe_.assign(n, false);
+    if (n == 0) return unsafe_;
+    postDominators();
+    // Values and blocks only ever move up (Uniform -> Divergent, safe -> unsafe): a fixed point.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = 0; b < n; ++b)
+        for (size_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i)
+          changed |= transfer(kernel_.body[i], unsafe_[b]);
+      for (size_t b = 0; b < n; ++b) changed |= propagate(b);
+    }
+    return unsafe_;
+  }
+
+ private:
+  /// A register's spread: a declared register's as defined so far, a special register's by its
+  /// kind; any other name (undeclared, unknown special) is divergent.
+  Spread spreadOf(const std::string& name) const {
+    if (auto it = regs_.find(name); it != regs_.end()) return it->second;
+    if (name == "%tid.x") return linearX_ ? Spread::threadIndex(0) : Spread::divergent();
+    for (auto special : kUniformSpecials)
+      if (names(name, special)) return Spread::uniform();
+    // `%r12` of `.reg .b32 %r<20>`: not defined yet.
+    const size_t digits = name.find_last_not_of("0123456789") + 1;
+    if (digits < name.size()) {
+      uint64_t index = 0;
+      std::from_chars(name.data() + digits, name.data() + name.size(), index);
+      if (auto it = counted_.find(name.substr(0, digits));
+          it != counted_.end() && index < it->second)
+        return Spread::uniform();
+    }
+    return Spread::divergent();
+  }
+
+  Spread spreadOf(const Operand& o) const {
+    switch (o.kind) {
+      case Operand::Kind::Register:
+        return spreadOf(o.text);
+      case Operand::Kind::Address:
+      case Operand::Kind::Vector: {
+        Spread s = Spread::uniform();
+        for (const auto& e : o.elements) s = join(s, spreadOf(e));
+        return s;
+      }
+      default:
+        return Spread::uniform();
+    }
+  }
+
+  /// The spread of what `inst` computes, before its guard and block are taken into account.
+  Spread computed(const Instruction& inst, const std::string& base) const {
+    if (base == "atom" || base == "shfl" || base == "activemask" || base == "match" ||
+        base == "elect" || base == "mapa" || base == "getctarank")
+      return Spread::divergent();
+    if (base == "vote" || base == "redux") return Spread::uniform();  // one result for its lanes
+    bool uniform = true;
+    std::optional<size_t> thread;  // the one source holding %tid.x + k, if any
+    for (size_t k = 1; k < inst.operands.size(); ++k) {
+      const Spread s = spreadOf(inst.operands[k]);
+      if (s.kind == Spread::Kind::Divergent || (s.kind == Spread::Kind::ThreadIndex && thread))
+        return Spread::divergent();
+      if (s.kind == Spread::Kind::ThreadIndex) thread = k;
+      uniform = uniform && s.isUniform();
+    }
+    if (base == "ld" || base == "ldu") {
+      // One address for the warp reads one value, except in the per-thread local space and from
+      // a call's return values.
+      if (!uniform || inst.opcode.find(".local") != std::string::npos) return Spread::divergent();
+      if (inst.opcode.find(".param") != std::string::npos && inst.operands.size() > 1) {
+        const Operand& a = inst.operands[1];
+        const Operand& root =
+            a.kind == Operand::Kind::Address && !a.elements.empty() ? a.elements.front() : a;
+        if (!params_.contains(root.text)) return Spread::divergent();
+      }
+      return Spread::uniform();
+    }
+    if (uniform) return Spread::uniform();
+    return threadIndexResult(inst, base, *thread);
+  }
+
+  /// What an instruction makes of %tid.x + k (operand `at`) and uniform operands. A warp's
+  /// lanes hold %tid.x from 32 w to 32 w + 31: one value per warp remains after shifting out (or
+  /// extracting above) the low 5 bits, dividing by a multiple of 32 or clearing the low 5 bits
+  /// of an aligned index, and a comparison with a constant is the same for the whole warp when
+  /// its boundary falls on a multiple of 32.
+  Spread threadIndexResult(const Instruction& inst, const std::string& base, size_t at) const {
+    const Spread t = spreadOf(inst.operands[at]);
+    if (base == "mov" || base == "cvt" || base == "cvta") return t;
+    const size_t other = at == 1 ? 2 : 1;
+    const std::optional<int64_t> c =
+        inst.operands.size() > other ? immediate(inst.operands[other]) : std::nullopt;
+    if (!c) return Spread::divergent();
+    if (base == "add") return Spread::threadIndex(t.offset + *c, t.exact);
+    if (base == "sub")
+      return at == 1 ? Spread::threadIndex(t.offset - *c, t.exact) : Spread::divergent();
+    if (at != 1) return Spread::divergent();
+    const bool aligned = t.residue() == 0;
+    if ((base == "shr" || base == "bfe") && *c >= 5 && aligned) return Spread::uniform();
+    if (base == "div" && *c > 0 && *c % 32 == 0 && aligned) return Spread::uniform();
+    if (base == "and" && (*c & 31) == 0 && aligned) return Spread::uniform();
+    if (base == "setp") {
+      // %tid.x + k < c holds for %tid.x < c - k: the same for a warp when 32 divides c - k (for
+      // <= and >, c - k + 1). Unsigned, a negative (or unknown) k also wraps at %tid.x = -k:
+      // 32 must divide k.
+      const std::string& op = inst.opcode;
+      const bool unsignedCompare =
+          op.find(".u") != std::string::npos || op.find(".b") != std::string::npos ||
+          op.find(".lo") != std::string::npos || op.find(".hi") != std::string::npos;
+      if (unsignedCompare && !aligned && !(t.exact && t.offset >= 0)) return Spread::divergent();
+      int64_t boundary = *c - t.offset;
+      if (op.find(".le.") != std::string::npos || op.find(".gt.") != std::string::npos ||
+          op.find(".ls.") != std::string::npos || op.find(".hi.") != std::string::npos)
+        ++boundary;
+      const bool ordered =
+          op.find(".lt.") != std::string::npos || op.find(".ge.") != std::string::npos ||
+          op.find(".le.") != std::string::npos || op.find(".gt.") != std::string::npos ||
+          op.find(".lo.") != std::string::npos || op.find(".hs.") != std::string::npos ||
+          op.find(".ls.") != std::string::npos || op.find(".hi.") != std::string::npos;
+      if (ordered && ((boundary % 32) + 32) % 32 == 0) return Spread::uniform();
+    }
+    return Spread::divergent();
+  }
+
+  /// Raises the spread of the registers `s` defines; true when one rose.
+  bool transfer(const Statement& s, bool unsafeBlock) {
+    if (s.kind != Statement::Kind::Instruction || s.instruction.operands.empty()) return false;
+    const Instruction& inst = s.instruction;
+    const Operand& dst = inst.operands.front();
+    if (dst.kind != Operand::Kind::Register && dst.kind != Operand::Kind::Vector) return false;
+    const std::string base = inst.baseOpcode();
+    if (base == "bra" || base == "brx" || base == "call") return false;
+    Spread result = computed(inst, base);
+    // A guard that differs between lanes leaves some lanes' old values; so does a block that
+    // only some lanes run.
+    if (inst.guard && !spreadOf(inst.guard->predicate).isUniform()) result = Spread::divergent();
+    if (unsafeBlock) result = Spread::divergent();
+
+    bool rose = false;
+    const auto define = [&](const Operand& r) {
+      if (r.kind != Operand::Kind::Register) return;
+      auto [it, added] = regs_.try_emplace(r.text, result);
+      if (const Spread joined = join(it->second, result); added || joined != it->second) {
+        it->second = joined;
+        rose = true;
+      }
+    };
+    if (dst.kind == Operand::Kind::Register) {
+      define(dst);
+    } else {
+      for (const auto& e : dst.elements) define(e);
+    }
+    return rose;
+  }
+
+  /// Marks what block `b`'s branch or exit may split; true when a block became unsafe.
+  bool propagate(size_t b) {
+    const BasicBlock& block = cfg_.blocks[b];
+    bool changed = false;
+    const auto mark = [&](uint32_t c) {
+      if (!unsafe_[c]) unsafe_[c] = changed = true;
+    };
+    const Statement* last = nullptr;
+    for (size_t i = block.end; i-- > block.begin;) {
+      if (kernel_.body[i].kind == Statement::Kind::Instruction) {
+        last = &kernel_.body[i];
+        break;
+      }
+    }
+    if (last == nullptr) return false;
+    const Instruction& inst = last->instruction;
+    const std::string base = inst.baseOpcode();
+    const bool splitGuard = inst.guard && !spreadOf(inst.guard->predicate).isUniform() &&
+                            inst.opcode.find(".uni") == std::string::npos;
+    if ((base == "ret" || base == "exit") && (splitGuard || (inst.guard && unsafe_[b]))) {
+      // Some lanes may leave here while the others go on: everything after may lack lane 0.
+      std::vector<uint32_t> work(block.successors.begin(), block.successors.end());
+      while (!work.empty()) {
+        const uint32_t c = work.back();
+        work.pop_back();
+        if (unsafe_[c]) continue;
+        mark(c);
+        work.insert(work.end(), cfg_.blocks[c].successors.begin(), cfg_.blocks[c].successors.end());
+      }
+      return changed;
+    }
+    if (block.successors.size() < 2) return false;
+    bool split = unsafe_[b];
+    if (base == "bra") split = split || splitGuard;
+    if (base == "brx" && !inst.operands.empty())
+      split = split || (!spreadOf(inst.operands[0]).isUniform() &&
+                        inst.opcode.find(".uni") == std::string::npos);
+    if (!split && base != "bra" && base != "brx") split = true;  // unknown: assume it splits
+    if (!split) return false;
+    for (uint32_t c : dependents_[b]) mark(c);
+    return changed;
+  }
+
+  /// Immediate post-dominators (a virtual exit after every block without successors) and, from
+  /// them, each branch block's control-dependent blocks. Blocks that reach no exit are unsafe.
+  void postDominators() {
+    const size_t n = cfg_.blocks.size();
+    const size_t exitNode = n;
+    const size_t words = (n + 1 + 63) / 64;
+    std::vector<std::vector<uint64_t>> pdom(n + 1, std::vector<uint64_t>(words, ~uint64_t{0}));
+    pdom[exitNode].assign(words, 0);
+    pdom[exitNode][exitNode / 64] |= uint64_t{1} << (exitNode % 64);
+    const auto successors = [&](size_t b) {
+      std::vector<size_t> s(cfg_.blocks[b].successors.begin(), cfg_.blocks[b].successors.end());
+      if (s.empty()) s.push_back(exitNode);
+      return s;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = n; b-- > 0;) {
+        std::vector<uint64_t> meet(words, ~uint64_t{0});
+        for (size_t s : successors(b))
+          for (size_t w = 0; w < words; ++w) meet[w] &= pdom[s][w];
+        meet[b / 64] |= uint64_t{1} << (b % 64);
+        if (meet != pdom[b]) {
+          pdom[b] = std::move(meet);
+          changed = true;
+        }
+      }
+    }
+    const auto has = [&](size_t b, size_t d) { return (pdom[b][d / 64] >> (d % 64)) & 1; };
+    const auto count = [&](size_t b) {
+      size_t c = 0;
+      for (uint64_t w : pdom[b]) c += static_cast<size_t>(__builtin_popcountll(w));
+      return c;
+    };
+    // A block that reaches no exit keeps the full set: its post-dominators are unknown.
+    std::vector<size_t> ipdom(n + 1, exitNode);
+    for (size_t b = 0; b < n; ++b) {
+      if (!has(b, exitNode)) {
+        unsafe_[b] = true;
+        continue;
+      }
+      const size_t own = count(b);
+      for (size_t d = 0; d <= n; ++d)
+        if (d != b && has(b, d) && count(d) == own - 1) ipdom[b] = d;
+    }
+    dependents_.assign(n, {});
+    for (size_t b = 0; b < n; ++b) {
+      if (cfg_.blocks[b].successors.size() < 2 || unsafe_[b]) continue;
+      for (uint32_t s : cfg_.blocks[b].successors) {
+        for (size_t r = s; r != ipdom[b] && r != exitNode; r = ipdom[r]) {
+          if (unsafe_[r]) break;  // reaches no exit: already unsafe
+          dependents_[b].push_back(static_cast<uint32_t>(r));
+        }
+      }
+    }
+  }
+
+  const Function& kernel_;
+  const ControlFlowGraph& cfg_;
+  const bool linearX_;
+  std::unordered_set<std::string> params_;
+  std::unordered_map<std::string, uint32_t> counted_;  ///< `%r` -> 20 for `.reg .b32 %r<20>`
+  std::unordered_map<std::string, Spread> regs_;
+  std::vector<bool> unsafe_;
+  std::vector<std::vector<uint32_t>> dependents_;
+};
+
+}  // namespace
+
+std::vector<bool> blocksWithoutLaneZero(const Function& kernel, const ControlFlowGraph& cfg) {
+  return Analysis(kernel, cfg).run();
+}
+
+}  // namespace argus::ptx

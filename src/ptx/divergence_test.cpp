@@ -1,0 +1,216 @@
+#include "argus/ptx/divergence.h"
+
+#include <gtest/gtest.h>
+
+#include "ptx_test_util.h"
+
+namespace argus::ptx {
+namespace {
+
+using testing::parseOrDie;
+
+/// A kernel `k(.param .u64 k_param_0, .param .u32 k_param_1)` with `directives` (e.g.
+/// `.maxntid 128, 1, 1`) and `body`. Sentinels `add.s32 %r9, %r9, N;` mark the places asked
+/// about.
+std::string kernelText(const std::string& directives, const std::string& body) {
+  return ".version 8.8\n.target sm_90a\n.address_size 64\n\n"
+         ".visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .u32 k_param_1\n)\n" +
+         directives + "\n{\n\t.reg .pred \t%p<4>;\n\t.reg .b32 \t%r<10>;\n\t.reg .b64 \t%rd<4>;\n" +
+         body + "}\n";
+}
+
+/// Whether the block holding sentinel `n` may run without lane 0.
+class Divergence : public ::testing::Test {
+ protected:
+  void analyze(const std::string& directives, const std::string& body) {
+    module_ = parseOrDie(kernelText(directives, body));
+    const Function& k = *module_.functions().front();
+    auto cfg = buildControlFlowGraph(k, "test.ptx");
+    ASSERT_TRUE(cfg) << cfg.error().text();
+    cfg_ = *cfg;
+    unsafe_ = blocksWithoutLaneZero(k, cfg_);
+    ASSERT_EQ(unsafe_.size(), cfg_.blocks.size());
+  }
+  bool withoutLaneZero(int sentinel) const {
+    const Function& k = *module_.functions().front();
+    for (size_t i = 0; i < k.body.size(); ++i) {
+      const auto& s = k.body[i];
+      if (s.kind == Statement::Kind::Instruction && s.instruction.opcode == "add.s32" &&
+          s.instruction.operands.size() == 3 && s.instruction.operands[0].text == "%r9" &&
+          s.instruction.operands[2].text == std::to_string(sentinel))
+        return unsafe_[cfg_.blockOf[i]];
+    }
+    ADD_FAILURE() << "no sentinel " << sentinel;
+    return false;
+  }
+
+  Module module_;
+  ControlFlowGraph cfg_;
+  std::vector<bool> unsafe_;
+};
+
+// if (param < 1) { A } B: a parameter decides for the whole warp.
+TEST_F(Divergence, BranchOnAParameterKeepsTheWarpTogether) {
+  analyze("",
+          "\tld.param.u32 \t%r1, [k_param_1];\n\tsetp.lt.s32 \t%p1, %r1, 1;\n"
+          "\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tadd.s32 \t%r9, %r9, 2;\n"
+          "\tret;\n");
+  EXPECT_FALSE(withoutLaneZero(1));
+  EXPECT_FALSE(withoutLaneZero(2));
+}
+
+// if (threadIdx.x < 16) { A } B: A may run without lane 0, B runs after the lanes rejoin.
+TEST_F(Divergence, BranchOnTheThreadIndexSplitsUntilTheJoin) {
+  analyze("",
+          "\tmov.u32 \t%r1, %tid.x;\n\tsetp.lt.u32 \t%p1, %r1, 16;\n"
+          "\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n\tbra.uni \t$L2;\n"
+          "$L1:\n\tadd.s32 \t%r9, %r9, 2;\n$L2:\n\tadd.s32 \t%r9, %r9, 3;\n\tret;\n");
+  EXPECT_TRUE(withoutLaneZero(1));
+  EXPECT_TRUE(withoutLaneZero(2));
+  EXPECT_FALSE(withoutLaneZero(3));
+}
+
+// warp = threadIdx.x / 32 in a one-dimensional block: one value per warp; / 16 is not.
+TEST_F(Divergence, WarpIndexOfAOneDimensionalBlockIsUniform) {
+  const std::string body =
+      "\tmov.u32 \t%r1, %tid.x;\n\tshr.u32 \t%r2, %r1, SHIFT;\n"
+      "\tsetp.eq.s32 \t%p1, %r2, 0;\n\t@%p1 bra \t$L1;\n"
+      "\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tret;\n";
+  auto with = [&](const char* shift) {
+    std::string b = body;
+    b.replace(b.find("SHIFT"), 5, shift);
+    return b;
+  };
+  analyze(".maxntid 128, 1, 1", with("5"));
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(".maxntid 128, 1, 1", with("4"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  // Without a one-dimensional block a warp may span two rows of %tid.x.
+  analyze("", with("5"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(".reqntid 64, 2, 1", with("5"));
+  EXPECT_FALSE(withoutLaneZero(1));  // rows of 64: still whole warps
+}
+
+// Comparisons of %tid.x + k with a constant: the same for a warp when the boundary falls on a
+// multiple of 32. nvcc writes `warp != 0` as (%tid.x + 31) > 62.
+TEST_F(Divergence, ThreadIndexComparisonsOnWarpBoundaries) {
+  const auto body = [](const std::string& compute) {
+    return "\tmov.u32 \t%r1, %tid.x;\n" + compute +
+           "\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tret;\n";
+  };
+  const std::string oneD = ".maxntid 128, 1, 1";
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, 31;\n\tsetp.gt.u32 \t%p1, %r2, 62;\n"));
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, 31;\n\tsetp.lt.u32 \t%p1, %r2, 63;\n"));
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, 1;\n\tsetp.lt.s32 \t%p1, %r2, 16;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  // Unsigned, %tid.x - 16 wraps below lane 16: lanes 0-15 and 16-31 compare differently.
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, -16;\n\tsetp.lt.u32 \t%p1, %r2, 16;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(oneD, body("\tsetp.eq.s32 \t%p1, %r1, 0;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));  // only lane 0 of warp 0: not provably with lane 0 for all
+}
+
+// for (j = threadIdx.x - 32; j < 128; j += 96): each step moves whole warps, so every lane of a
+// warp leaves the loop in the same trip.
+TEST_F(Divergence, LoopIndexSteppingByWholeWarps) {
+  const std::string loop =
+      "\tmov.u32 \t%r1, %tid.x;\n\tadd.s32 \t%r2, %r1, -32;\n$L1:\n"
+      "\tadd.s32 \t%r9, %r9, 1;\n\tadd.s32 \t%r2, %r2, STEP;\n"
+      "\tsetp.lt.s32 \t%p1, %r2, 128;\n\t@%p1 bra \t$L1;\n\tret;\n";
+  auto with = [&](const char* step) {
+    std::string b = loop;
+    b.replace(b.find("STEP"), 4, step);
+    return b;
+  };
+  analyze(".maxntid 128, 1, 1", with("96"));
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(".maxntid 128, 1, 1", with("48"));
+  EXPECT_TRUE(withoutLaneZero(1));
+}
+
+// A loop whose trip count differs between lanes: its body may lack lane 0, what follows does
+// not.
+TEST_F(Divergence, LoopWithAPerLaneTripCount) {
+  analyze("",
+          "\tmov.u32 \t%r1, %tid.x;\n\tmov.u32 \t%r2, 0;\n$L1:\n"
+          "\tadd.s32 \t%r9, %r9, 1;\n\tadd.s32 \t%r2, %r2, 1;\n"
+          "\tsetp.lt.u32 \t%p1, %r2, %r1;\n\t@%p1 bra \t$L1;\n"
+          "\tadd.s32 \t%r9, %r9, 2;\n\tret;\n");
+  EXPECT_TRUE(withoutLaneZero(1));
+  EXPECT_FALSE(withoutLaneZero(2));
+}
+
+// The same loop with a trip count from a parameter: the counter stays uniform.
+TEST_F(Divergence, LoopWithAUniformTripCount) {
+  analyze("",
+          "\tld.param.u32 \t%r1, [k_param_1];\n\tmov.u32 \t%r2, 0;\n$L1:\n"
+          "\tadd.s32 \t%r9, %r9, 1;\n\tadd.s32 \t%r2, %r2, 1;\n"
+          "\tsetp.lt.u32 \t%p1, %r2, %r1;\n\t@%p1 bra \t$L1;\n"
+          "\tadd.s32 \t%r9, %r9, 2;\n\tret;\n");
+  EXPECT_FALSE(withoutLaneZero(1));
+  EXPECT_FALSE(withoutLaneZero(2));
+}
+
+// if (threadIdx.x >= n) return; — lane 0 may be the one that left.
+TEST_F(Divergence, GuardedExitOfSomeLanes) {
+  analyze("",
+          "\tmov.u32 \t%r1, %tid.x;\n\tsetp.ge.u32 \t%p1, %r1, 7;\n"
+          "\tadd.s32 \t%r9, %r9, 1;\n\t@%p1 ret;\n\tadd.s32 \t%r9, %r9, 2;\n\tret;\n");
+  EXPECT_FALSE(withoutLaneZero(1));
+  EXPECT_TRUE(withoutLaneZero(2));
+}
+
+// A value set on one arm of a diverged branch differs between lanes after the join.
+TEST_F(Divergence, ValueFromADivergedArmIsDivergent) {
+  analyze("",
+          "\tmov.u32 \t%r1, %tid.x;\n\tmov.u32 \t%r3, 0;\n\tsetp.lt.u32 \t%p1, %r1, 16;\n"
+          "\t@%p1 bra \t$L1;\n\tmov.u32 \t%r3, 1;\n$L1:\n"
+          "\tsetp.eq.s32 \t%p2, %r3, 0;\n\t@%p2 bra \t$L2;\n\tadd.s32 \t%r9, %r9, 1;\n"
+          "$L2:\n\tret;\n");
+  EXPECT_TRUE(withoutLaneZero(1));
+}
+
+// Loads: one warp-uniform address reads one value; a per-lane address does not.
+TEST_F(Divergence, LoadsFollowTheirAddress) {
+  const std::string uniform =
+      "\tld.param.u64 \t%rd1, [k_param_0];\n"
+      "\tld.global.u32 \t%r2, [%rd1];\n";
+  const std::string perLane =
+      "\tld.param.u64 \t%rd1, [k_param_0];\n\tmov.u32 \t%r1, %tid.x;\n"
+      "\tmul.wide.u32 \t%rd2, %r1, 4;\n\tadd.s64 \t%rd3, %rd1, %rd2;\n"
+      "\tld.global.u32 \t%r2, [%rd3];\n";
+  const std::string branch =
+      "\tsetp.eq.s32 \t%p1, %r2, 0;\n\t@%p1 bra \t$L1;\n"
+      "\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tret;\n";
+  analyze("", uniform + branch);
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze("", perLane + branch);
+  EXPECT_TRUE(withoutLaneZero(1));
+}
+
+// bra.uni promises a warp-uniform branch: taken at its word.
+TEST_F(Divergence, BraUniIsTakenAtItsWord) {
+  analyze("",
+          "\tmov.u32 \t%r1, %laneid;\n\tsetp.lt.u32 \t%p1, %r1, 16;\n"
+          "\t@%p1 bra.uni \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tret;\n");
+  EXPECT_FALSE(withoutLaneZero(1));
+}
+
+// A branch inside a diverged region splits what only some lanes run even when its own condition
+// is uniform.
+TEST_F(Divergence, UniformBranchInsideADivergedRegion) {
+  analyze("",
+          "\tmov.u32 \t%r1, %tid.x;\n\tld.param.u32 \t%r2, [k_param_1];\n"
+          "\tsetp.lt.u32 \t%p1, %r1, 16;\n\t@%p1 bra \t$L3;\n"
+          "\tsetp.eq.s32 \t%p2, %r2, 0;\n\t@%p2 bra \t$L2;\n\tadd.s32 \t%r9, %r9, 1;\n"
+          "$L2:\n\tadd.s32 \t%r9, %r9, 2;\n$L3:\n\tadd.s32 \t%r9, %r9, 3;\n\tret;\n");
+  EXPECT_TRUE(withoutLaneZero(1));
+  EXPECT_TRUE(withoutLaneZero(2));
+  EXPECT_FALSE(withoutLaneZero(3));
+}
+
+}  // namespace
+}  // namespace argus::ptx
