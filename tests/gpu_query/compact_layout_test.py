@@ -9,11 +9,17 @@ same occurrence counts, per region, iteration and role (for regions whose marker
 of a warp run: the counts the launch shape implies, IMPLIED), nothing dropped or invalid, nested totals
 within their parents', and medians within a factor of two of the full layout's (two runs of the
 same kernel). Run again with 2 records per warp (2 compact record places), the kept and the dropped
-records must add up to what the full layout recorded. Exits 77 (skip) when there is no GPU.
+records must add up to what the full layout recorded. Where lanes run markers apart from lane 0,
+which stores a warp's records (nested_regions' combine, on a data-dependent branch), the compact
+layout counts what it lost (dropped, and a launch note). divergent_lanes (tests/gpu_query/
+divergent_lanes) runs `low` in lanes 0-15 and `high` in lanes 16-31 of every warp: `low` and
+`after` must have every occurrence the launch shape implies and `high`'s must all be counted as
+lost, none missing silently. Exits 77 (skip) when there is no GPU.
 Usage: compact_layout_test.py ARGUS SOURCE_DIR [INJECT]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,11 +41,28 @@ def run(cmd, **kwargs):
     return done.stdout
 
 
+def spec_of(example):
+    if example == "divergent_lanes":
+        return f"{source}/tests/gpu_query/divergent_lanes/argus.yaml"
+    return f"{source}/examples/{example}/argus.yaml"
+
+
+def lost_in_notes(traces):
+    """The records the injection library's launch notes call lost (lanes apart from lane 0)."""
+    lost = 0
+    with open(os.path.join(traces, "launches.jsonl")) as f:
+        for line in f:
+            note = json.loads(line).get("note", "")
+            lost += sum(int(n) for n in re.findall(r"(\d+) records of \d+ warps lost", note))
+    return lost
+
+
 def timings(example, layout, work, capacity=256):
-    """`argus trace --json`'s duration document of one traced run of `example`."""
+    """`argus trace --json`'s duration document of one traced run of `example`, with the records
+    its launch notes call lost (`lost_in_notes`)."""
     out = os.path.join(work, f"{example}-{layout}")
     if not os.path.exists(out):
-        built = run([argus, "build", "--program", f"{source}/examples/{example}/argus.yaml",
+        built = run([argus, "build", "--program", spec_of(example),
                      "--variant", "full_trace", "--pass-option", f"record_layout={layout}",
                      "-o", out])
         line = next(x for x in built.splitlines() if x.startswith("built "))
@@ -57,6 +80,7 @@ def timings(example, layout, work, capacity=256):
           f"{example} {layout}: no injection errors")
     doc = json.loads(run([argus, "trace", traces, "--trace-map", os.path.join(out, "trace_map.json"),
                           "--json"]))
+    doc["duration"]["lost_in_notes"] = lost_in_notes(traces)
     return doc["duration"]
 
 
@@ -73,9 +97,14 @@ IMPLIED = {"warp_specialized": {"producer": 16 * 4, "producer/mainloop": 16 * 16
 with tempfile.TemporaryDirectory() as work:
     for example in ("tma_gemm", "nested_regions", "warp_specialized"):
         full, compact = (timings(example, layout, work) for layout in ("full", "compact"))
-        for name, d in (("full", full), ("compact", compact)):
-            check(d.get("dropped") == 0 and d.get("invalid_records") == 0,
-                  f"{example} {name}: dropped {d.get('dropped')}, invalid {d.get('invalid_records')}")
+        # The full layout does not count what lanes apart from lane 0 lost; the compact one does,
+        # and drops nothing else.
+        check(full.get("dropped") == 0 and full.get("invalid_records") == 0,
+              f"{example} full: dropped {full.get('dropped')}, invalid {full.get('invalid_records')}")
+        check(compact.get("dropped") == compact["lost_in_notes"] and
+              compact.get("invalid_records") == 0,
+              f"{example} compact: dropped {compact.get('dropped')} (lost apart from lane 0: "
+              f"{compact['lost_in_notes']}), invalid {compact.get('invalid_records')}")
         by_path = {r["path"]: r for r in compact["regions"]}
         check(sorted(by_path) == sorted(r["path"] for r in full["regions"]),
               f"{example}: the same regions ({sorted(by_path)})")
@@ -109,9 +138,21 @@ with tempfile.TemporaryDirectory() as work:
         small = timings(example, "compact", work, capacity=2)
         produced = sum(r["duration"]["count"] for r in full["regions"])
         kept = sum(r["duration"]["count"] for r in small["regions"])
-        check(kept + small["dropped"] == produced and small["dropped"] > 0,
+        check(kept + small["dropped"] == produced + compact["dropped"] and small["dropped"] > 0,
               f"{example}, 2 record places per warp: {kept} kept + {small['dropped']} dropped, "
-              f"{produced} produced")
+              f"{produced} produced + {compact['dropped']} lost apart from lane 0")
+
+    # Both halves of every warp run a region apart: lane 0's half is recorded, the other half's
+    # occurrences are counted as lost. 4 CTAs x 4 warps x 8 iterations.
+    runs = 4 * 4 * 8
+    d = timings("divergent_lanes", "compact", work)
+    counts = {r["path"]: r["duration"]["count"] for r in d["regions"]}
+    check(counts.get("low") == runs and counts.get("after") == runs and not counts.get("high"),
+          f"divergent_lanes: occurrences {counts}, expected low {runs}, after {runs}, high none "
+          f"recorded")
+    check(d.get("dropped") == runs and d["lost_in_notes"] == runs,
+          f"divergent_lanes: {d.get('dropped')} dropped, {d['lost_in_notes']} lost in the launch "
+          f"notes; expected {runs} (every `high` occurrence)")
 
 print(f"{len(failures)} checks failed" if failures else "all checks passed")
 sys.exit(1 if failures else 0)
