@@ -16,7 +16,9 @@
 # $TRACED (default "default") lists the traced
 # builds to compare, each `default` (the trace pass's defaults) or KEY=VALUE[,KEY=VALUE] pass
 # options (e.g. TRACED="default record_place=begin"): one table row per kernel, inner size and
-# traced build, all against the same trace-free builds.
+# traced build, all against the same trace-free builds. The padded builds run side by side.
+# NCU=1 also profiles each build once with Nsight Compute; PLAIN=1 also runs each without the
+# injection library (below).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
@@ -37,18 +39,32 @@ for t in $traced_builds; do
   tags+=("$tag")
 done
 pads="${PADS:-1 2 3 4 5 6 7 8}"
+# One padded build: its PTX, its executable, its SASS and where its loops start.
+build_padded() {
+  local v=$1 p=$2
+  python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
+    "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
+      >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; return 1; }
+  # Where ptxas put each kernel's inner loop (KERNEL FIRST LAST OFFSET-IN-128-BYTES).
+  mkdir -p "$w/loops/$p" "$w/sass/$p"
+  cuobjdump -sass "$w/$v$p/seed_kernel.cubin" >"$w/sass/$p/$v.sass" 2>&1
+  python3 bench/trace_overhead/sass_waits.py --loops "$w/$v$p/seed_kernel.cubin" >"$w/loops/$p/$v"
+}
+# The builds run side by side (each in its own folder; the host-object cache takes concurrent
+# builds), at most one per CPU.
+failed=0 pids=()
 for v in free "${tags[@]}"; do
   for p in $pads; do
-    python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
-      "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
-        >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; exit 1; }
-    # Where ptxas put each kernel's inner loop (KERNEL FIRST LAST OFFSET-IN-128-BYTES).
-    mkdir -p "$w/loops/$p" "$w/sass/$p"
-    cuobjdump -sass "$w/$v$p/seed_kernel.cubin" >"$w/sass/$p/$v.sass" 2>&1
-    python3 bench/trace_overhead/sass_waits.py --loops "$w/$v$p/seed_kernel.cubin" \
-      >"$w/loops/$p/$v" || exit 1
+    build_padded "$v" "$p" &
+    pids+=($!)
+    if [ "${#pids[@]}" -ge "$(nproc)" ]; then
+      for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+      pids=()
+    fi
   done
 done
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || exit 1
 for round in $(seq "${ROUNDS:-2}"); do
   for p in $pads; do
     d="$w/runs/$round/$p"
@@ -61,6 +77,17 @@ for round in $(seq "${ROUNDS:-2}"); do
       python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_' >"$d.lines"
       grep -v '^trace_free:' "$d.check" &&
         echo "(round $round, padding $p, $tag: traced records incomplete)"
+      # PLAIN=1: both builds once more without libargus_inject.so, so the traced build's buffer
+      # stays unset and it runs its record code without storing (event-timed medians, the
+      # harness's own; compared with its event medians under the library).
+      if [ "${PLAIN:-0}" = 1 ]; then
+        for b in trace_free full_trace; do
+          exe="$w/free$p/trace_overhead"
+          [ $b = full_trace ] && exe="$w/$tag$p/trace_overhead"
+          "$exe" --kernel "${KERNELS:-both}" --inner 8,64,512 --reps 200 --warmup 20 \
+            >"$d/$b.plain.jsonl" 2>/dev/null
+        done
+      fi
     done
   done
 done
@@ -131,6 +158,94 @@ for (build, kernel, inner, pad), v in sorted(by_pad.items(), key=lambda x: (x[0]
           f"{offset.get((build, kernel, pad), '?')} | {'?' if first is None else f'{first:#x}'} | "
           f"{statistics.median(v):.2f} |")
 PY
+# PLAIN=1's table: without the library, every traced padding against the trace-free padding whose
+# inner loop starts at the same offset in a 128-byte line, both event-timed (the harness's own
+# medians; with the library they would include its per-launch read-back): what the record code
+# costs when nothing is stored, the loops placed alike. Medians over rounds.
+if [ "${PLAIN:-0}" = 1 ]; then
+  python3 - "$w" <<'PY'
+import collections, json, pathlib, statistics, sys
+w = pathlib.Path(sys.argv[1])
+runs = collections.defaultdict(list)  # (kernel, inner, build, pad) -> event medians
+for f in w.glob("runs/*/*/*/*.plain.jsonl"):
+    build = "free" if f.name.startswith("trace_free") else f.parent.name.removeprefix("traced-")
+    for line in f.read_text().splitlines():
+        if '"median_us"' in line:
+            r = json.loads(line)
+            runs[(r["kernel"], r["inner"], build, f.parent.parent.name)].append(r["median_us"])
+offset = {}  # (build, kernel, pad) -> the inner loop's offset in a 128-byte line
+for f in w.glob("loops/*/*"):
+    for line in f.read_text().splitlines():
+        k = line.split()
+        if len(k) == 4:
+            offset.setdefault((f.name.removeprefix("traced-"), k[0], f.parent.name), k[3])
+print()
+print("| kernel | inner | traced build | padding | inner loop offset | trace-free us, same offset | traced us, nothing stored | + us |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for (kernel, inner, build, pad), v in sorted(runs.items(), key=lambda x: (x[0][0], x[0][1], x[0][2], int(x[0][3]))):
+    if build == "free":
+        continue
+    at = offset.get((build, kernel, pad))
+    free = [statistics.median(u) for (k, i, b, q), u in runs.items()
+            if (k, i, b) == (kernel, inner, "free") and offset.get(("free", kernel, q)) == at]
+    if at is None or not free:
+        continue
+    a, b = statistics.median(free), statistics.median(v)
+    print(f"| {kernel} | {inner} | {build} | {pad} | {at} | {a:.2f} | {b:.2f} | {b - a:+.2f} |")
+PY
+fi
+# NCU=1: each build's seed_compute at inner $NCU_INNER (default 512) once more under Nsight
+# Compute (--clock-control none: the clocks as found), for what differs between a fast and a slow
+# placement: cycles, clock, instructions and the warp stall reasons (per issue). The traced builds
+# run there without recording: ncu's own injection replaces libargus_inject.so, so their trace
+# buffer stays unset and only their code and its placement differ from the trace-free build's.
+if [ "${NCU:-0}" = 1 ]; then
+  mkdir -p "$w/ncu"
+  for v in free "${tags[@]}"; do
+  for p in $pads; do
+    mkdir -p "$w/ncu/$v"
+    ncu --clock-control none --kernel-name seed_compute --launch-skip 3 --launch-count 1 \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+      --section InstructionStats --section LaunchStats --csv --page raw \
+      "$w/$v$p/trace_overhead" --kernel compute --inner "${NCU_INNER:-512}" --reps 1 \
+      --warmup 3 >"$w/ncu/$v/$p.csv" 2>"$w/ncu/$v/$p.err" ||
+      { echo "ncu on $v, padding $p failed:"; tail -3 "$w/ncu/$v/$p.err"; }
+  done
+  done
+  python3 - "$w" "${NCU_INNER:-512}" <<'PY'
+import csv, pathlib, sys
+w = pathlib.Path(sys.argv[1])
+rows = {}  # "build/padding" -> its metrics
+for f in sorted(w.glob("ncu/*/*.csv"), key=lambda f: (f.parent.name, int(f.stem))):
+    lines = [l for l in f.read_text().splitlines() if l.startswith('"')]
+    table = list(csv.reader(lines))
+    if len(table) < 3:
+        continue
+    header, values = table[0], table[2]  # row 1 holds the units
+    rows[f"{f.parent.name.removeprefix('traced-')}/{f.stem}"] = dict(zip(header, values))
+def number(v):
+    try:
+        return float(v.replace(",", ""))
+    except ValueError:
+        return None
+if rows:
+    # The metrics that differ by more than 1 % between paddings, with a few always shown.
+    always = ["gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.max",
+              "smsp__inst_executed.sum"]
+    names = [n for n in next(iter(rows.values())) if all(number(r.get(n, "")) is not None for r in rows.values())]
+    moving = []
+    for n in names:
+        v = [number(r[n]) for r in rows.values()]
+        if n in always or (max(v) > 0 and (max(v) - min(v)) / max(abs(x) for x in v) > 0.01):
+            moving.append(n)
+    print()
+    print("ncu, seed_compute, inner", sys.argv[2], "(build/padding; metrics that move more than 1 % across builds):")
+    print("| metric | " + " | ".join(rows) + " |")
+    print("| --- |" + " --- |" * len(rows))
+    for n in sorted(set(moving), key=lambda n: (n not in always, n)):
+        print(f"| {n} | " + " | ".join(rows[p][n] for p in rows) + " |")
+PY
+fi
 # Every build's SASS and loop addresses come back in one file, to compare the placements whose
 # durations differ.
-tar czf "$out/placement-sass.tgz" -C "$w" loops sass
+tar czf "$out/placement-sass.tgz" -C "$w" loops sass $( [ -d "$w/ncu" ] && echo ncu)
