@@ -46,7 +46,7 @@ backends::TraceBundle bundleWith(const std::vector<std::string>& notes) {
 TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   const auto scope = query::parseScope("");
   ASSERT_TRUE(scope.has_value());
-  const std::string lost = "5 records of 1 warps lost: other lanes ran markers that lane 0 ...";
+  const std::string lost = "5 records of 1 warps lost: lanes ran markers without lane 0 ...";
   auto timing = regionTiming(backends::encodeBundle(bundleWith({lost, "", lost})), "", *scope);
   ASSERT_TRUE(timing.has_value()) << timing.error().text();
   const json& d = (*timing)["duration"];

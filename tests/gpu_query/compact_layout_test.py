@@ -47,6 +47,10 @@ def spec_of(example):
     return f"{source}/examples/{example}/argus.yaml"
 
 
+LOST_APART = re.compile(r"^argus-inject: launch \d+ \([^)]*\): \d+ records of \d+ warps lost: "
+                        r"lanes ran markers without lane 0, which stores the compact records$")
+
+
 def lost_in_notes(traces):
     """The records the injection library's launch notes call lost (lanes apart from lane 0)."""
     lost = 0
@@ -75,9 +79,13 @@ def timings(example, layout, work, capacity=256):
     traces = os.path.join(work, f"{example}-{layout}-{capacity}-trace")
     run([executable], env={**os.environ, "CUDA_INJECTION64_PATH": inject,
                            "ARGUS_TRACE_DIR": traces, "ARGUS_TRACE_CAPACITY": str(capacity)})
+    # Records lost to lanes that ran markers apart from lane 0 are reported there too; they are
+    # checked against the dropped count below. Nothing else may be.
     errors = os.path.join(traces, "errors.txt")
-    check(not os.path.exists(errors) or not open(errors).read().strip(),
-          f"{example} {layout}: no injection errors")
+    unexplained = [line for line in (open(errors).read().splitlines() if os.path.exists(errors)
+                                     else []) if line.strip() and LOST_APART.search(line) is None]
+    check(not unexplained, f"{example} {layout}: no injection errors other than records lost "
+          f"apart from lane 0 ({unexplained[:2]})")
     doc = json.loads(run([argus, "trace", traces, "--trace-map", os.path.join(out, "trace_map.json"),
                           "--json"]))
     doc["duration"]["lost_in_notes"] = lost_in_notes(traces)

@@ -604,8 +604,8 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       if (expanded.partedSlots != 0)
         lost += (lost.empty() ? "" : "; ") + std::to_string(expanded.partedRecords) +
                 " records of " + std::to_string(expanded.partedSlots) +
-                " warps lost: other lanes ran markers that lane 0, which stores the compact "
-                "records, did not run";
+                " warps lost: lanes ran markers without lane 0, which stores the compact "
+                "records";
       // The library does not know the module's time base (the trace map does), so the shorter
       // span of the two is the bound. The device's clock is asked only when the launch ran
       // longer than the span at 10 GHz.
