@@ -91,8 +91,8 @@ struct LoweringOptions {
   /// at every `ret`/`exit` the lanes' highest count and lane 0's closing record with its count
   /// and a whole timestamp; the injection library expands it to full records when it reads the
   /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost
-  /// (end markers a warp may run without lane 0, by ptx::blocksWithoutLaneZero, count those
-  /// occurrences per lane; the exits keep the lanes' highest such count).
+  /// (at end markers a warp may run without lane 0, by ptx::blocksWithoutLaneZero, the lowest
+  /// running lane of such a pass counts it in the slot).
   /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.4-1.6 us per launch of the seed's
   /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
@@ -569,9 +569,8 @@ class LowerMarkersToTracePass final : public Pass {
     // run a marker (one thread issuing TMA loads) the lanes' counts part, and a lane elected
     // among others stores with a count lane 0's records also use (measured on the H200 with the
     // warp-specialized example: 16 of 256 tma_load records overwritten). Records of markers lane
-    // 0 does not run are lost: the compact layout counts them (end markers a warp may run
-    // without lane 0 count per lane, and the exits compare the lanes' counts with lane 0's;
-    // closing record below); the full layout does not count them.
+    // 0 does not run are lost, and counted (countLost below; the compact layout's exits also
+    // compare the lanes' counts with lane 0's, closing record below).
     if (!paired)
       entry +=
           "\t.reg .pred %argus_w;\n\tmov.u32 %argus_t1, %laneid;\n"
@@ -591,13 +590,15 @@ class LowerMarkersToTracePass final : public Pass {
       return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
                          scoped ? "@" + active + " " : "");
     };
-    // Compact layout: lane 0 stores the records, so an occurrence a warp runs without lane 0
-    // (in one pass of a diverged warp) writes none. The end markers a warp may run that way
-    // (ptx::blocksWithoutLaneZero) count such occurrences per lane; the exits raise the slot's
-    // lost word to the lanes' highest count, which the expansion reports as lost records. Other
-    // end markers run with lane 0 whenever they run and need no count.
+    // Lane 0 stores the records, so an occurrence a warp runs without lane 0 (in one pass of a
+    // diverged warp) writes none. At the end markers a warp may run that way
+    // (ptx::blocksWithoutLaneZero) the lowest running lane of such a pass adds 1 to a lost count:
+    // the slot's lost word (compact: the second word of place 2 cap - 2, which the expansion
+    // reports as lost records) or header.dropped (full). Other end markers run with lane 0
+    // whenever they run and count nothing. %argus_le: the lane's own bit, 0 in lane 0, so that
+    // it equals the running lanes' lowest bit only in the lowest lane of a pass without lane 0.
     std::vector<bool> countsLost(kernel.body.size(), false);
-    if (compact) {
+    if (!paired) {
       auto cfg = ptx::buildControlFlowGraph(kernel, kernel.name);
       if (!cfg) return std::unexpected(cfg.error());
       const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(kernel, *cfg);
@@ -605,10 +606,31 @@ class LowerMarkersToTracePass final : public Pass {
         countsLost[statement] = !site.begin && blocks[cfg->blockOf[statement]];
     }
     const bool lostCounted = std::ranges::find(countsLost, true) != countsLost.end();
-    if (lostCounted)
+    std::string lostWord = fmt::format("[%argus_hdr+{}]", offsetof(trace::TraceHeader, dropped));
+    if (lostCounted) {
       entry +=
-          "\t.reg .b32 %argus_lost;\n\t.reg .b32 %argus_am;\n"
-          "\tmov.u32 %argus_lost, 0;\n";
+          "\t.reg .b32 %argus_le;\n\t.reg .b32 %argus_am;\n\t.reg .pred %argus_sd;\n"
+          "\tmov.u32 %argus_le, %lanemask_eq;\n\tand.b32 %argus_le, %argus_le, -2;\n";
+      if (compact) {
+        entry += fmt::format(
+            "\t.reg .b64 %argus_lw;\n\tadd.u32 %argus_t3, %argus_l16, 1;\n"
+            "\tmad.wide.u32 %argus_lw, %argus_t3, {}, %argus_base;\n",
+            sizeof(trace::CompactRecord));
+        lostWord = "[%argus_lw+4]";
+      }
+    }
+    // The lowest running lane of a pass without lane 0 counts it (`active`: tracing on and, when
+    // scoped, the occurrence selected).
+    const auto countLost = [&](const std::string& active) {
+      ++lostSites_;
+      return fmt::format(
+          "\tactivemask.b32 %argus_am;\n"
+          "\tneg.s32 %argus_t0, %argus_am;\n"
+          "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
+          "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, {};\n"
+          "\t@%argus_sd red.global.add.{} {}, 1;\n",
+          active, compact ? "u32" : "u64", lostWord);
+    };
 
     std::map<size_t, std::string> code;  // marker statement -> instrumentation text
     for (const auto& [statement, site] : sites) {
@@ -694,16 +716,7 @@ class LowerMarkersToTracePass final : public Pass {
               "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, %argus_m{2}, "
               "%argus_ic}};\n",
               scoped ? "%argus_st" : "%argus_w", options_.storeCache, k);
-          if (countsLost[statement]) {
-            // Each lane adds 1 when lane 0 is not among the lanes running this end marker.
-            text += fmt::format(
-                "\tactivemask.b32 %argus_am;\n"
-                "\tand.b32 %argus_am, %argus_am, 1;\n"
-                "\txor.b32 %argus_am, %argus_am, 1;\n"
-                "\t@{} add.u32 %argus_lost, %argus_lost, %argus_am;\n",
-                active);
-            ++lostSites_;
-          }
+          if (countsLost[statement]) text += countLost(active);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
           // The storing lane: lane 0, or for paired stores the elected one.
@@ -763,6 +776,7 @@ class LowerMarkersToTracePass final : public Pass {
                 active, sizeof(trace::TraceRecord), options_.storeCache, k,
                 offsetof(trace::TraceHeader, dropped), storer);
           }
+          if (countsLost[statement]) text += countLost(active);
         }
         ++recordSites_;
       }
@@ -778,8 +792,8 @@ class LowerMarkersToTracePass final : public Pass {
     // 2 cap - 2 (red.max: exits of other lanes may come later), and lane 0's closing record in
     // the slot's last place, 2 cap - 1: its record count and a whole timestamp (high, low). A
     // highest count above lane 0's means lanes ran markers lane 0 did not run: the expansion
-    // reports those records as lost, as it does the highest count of occurrences run without
-    // lane 0 that the kernel's lost-counting end markers kept (place 2 cap - 2's second word).
+    // reports those records as lost, as it does the passes without lane 0 that the kernel's
+    // lost-counting end markers counted (place 2 cap - 2's second word).
     std::vector<Statement> closing;
     if (compact) {
       auto parsed = parseSnippet(
@@ -787,17 +801,13 @@ class LowerMarkersToTracePass final : public Pass {
                       "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
                       "\tmad.wide.u32 %argus_addr, %argus_t3, {1}, %argus_base;\n"
                       "\t@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;\n"
-                      "{4}"
                       "\tmov.u64 %argus_now, %{0};\n"
                       "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
                       "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
                       "\t@%argus_w st.global.{3}.v4.u32 [%argus_addr+{1}], {{%argus_cnt, "
                       "%argus_t2, %argus_t0, %argus_t1}};\n",
                       timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
-                      trace::kClosingBit, options_.storeCache,
-                      lostCounted ? "\t@%argus_on red.global.max.u32 [%argus_addr+4], "
-                                    "%argus_lost;\n"
-                                  : ""),
+                      trace::kClosingBit, options_.storeCache),
           target_, kPassName);
       if (!parsed) return std::unexpected(parsed.error());
       closing = std::move(*parsed);

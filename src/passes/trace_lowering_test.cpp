@@ -436,38 +436,47 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
 // Scoped: the record also needs its occurrence in scope (and lane 0); the copies and the count
 // follow the scope.
 // An if/else on the thread index inside a warp: each arm's end marker may run without lane 0,
-// which stores the records, so each counts those occurrences per lane and the exit keeps the
-// lanes' highest count; the marker after the join runs with lane 0 and counts nothing.
-TEST(TraceLowering, CompactLayoutCountsOccurrencesRunWithoutLaneZero) {
-  ptx::Module module = fromText(
+// which stores the records, so there the lowest running lane of a pass without lane 0 counts it
+// (compact: into the slot's lost word; full: into header.dropped); the marker after the join
+// runs with lane 0 and counts nothing.
+TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
+  const std::string body =
       "\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra $L1;\n"
       "\t// @argus begin high\n\t// @argus end high\n\tbra.uni $L2;\n"
       "$L1:\n\t// @argus begin low\n\t// @argus end low\n"
-      "$L2:\n\t// @argus begin after\n\t// @argus end after\n",
-      "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n");
-  auto result = applyTransforms(module, {"lower_markers_to_trace"}, optionsFor(""));
-  ASSERT_TRUE(result.has_value()) << result.error().text();
-  const std::string text = ptx::printModule(module);
-  const auto marker = [&](const std::string& what) {
-    const size_t at = text.find("// argus trace: " + what);
-    EXPECT_NE(at, std::string::npos) << what;
-    return text.substr(at, text.find("// argus trace:", at + 1) - at);
-  };
-  const std::string counted =
-      "activemask.b32 %argus_am;\n\tand.b32 %argus_am, %argus_am, 1;\n"
-      "\txor.b32 %argus_am, %argus_am, 1;\n"
-      "\t@%argus_on add.u32 %argus_lost, %argus_lost, %argus_am;\n";
-  EXPECT_NE(marker("end high").find(counted), std::string::npos) << text;
-  EXPECT_NE(marker("end low").find(counted), std::string::npos) << text;
-  EXPECT_EQ(marker("end after").find("activemask"), std::string::npos) << text;
-  EXPECT_NE(text.find("mov.u32 %argus_lost, 0;"), std::string::npos) << text;
-  EXPECT_NE(text.find("@%argus_on red.global.max.u32 [%argus_addr+4], %argus_lost;"),
-            std::string::npos)
-      << text;
+      "$L2:\n\t// @argus begin after\n\t// @argus end after\n";
+  const std::string regs = "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n";
+  for (const char* layout : {"compact", "full"}) {
+    SCOPED_TRACE(layout);
+    ptx::Module module = fromText(body, regs);
+    auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                  optionsFor("", {{"record_layout", layout}}));
+    ASSERT_TRUE(result.has_value()) << result.error().text();
+    const std::string text = ptx::printModule(module);
+    const auto marker = [&](const std::string& what) {
+      const size_t at = text.find("// argus trace: " + what);
+      EXPECT_NE(at, std::string::npos) << what;
+      return text.substr(at, text.find("// argus trace:", at + 1) - at);
+    };
+    const std::string counted =
+        std::string(
+            "activemask.b32 %argus_am;\n\tneg.s32 %argus_t0, %argus_am;\n"
+            "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
+            "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, %argus_on;\n"
+            "\t@%argus_sd red.global.add.") +
+        (layout == std::string("compact") ? "u32 [%argus_lw+4], 1;" : "u64 [%argus_hdr+24], 1;");
+    EXPECT_NE(marker("end high").find(counted), std::string::npos) << text;
+    EXPECT_NE(marker("end low").find(counted), std::string::npos) << text;
+    EXPECT_EQ(marker("end after").find("activemask"), std::string::npos) << text;
+    EXPECT_NE(text.find("mov.u32 %argus_le, %lanemask_eq;\n\tand.b32 %argus_le, %argus_le, -2;"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(result->statistics["lower_markers_to_trace"]["lost_counts"], 2);
+  }
   // A kernel whose markers every lane runs together counts nothing.
   ptx::Module uniform = fromText("\t// @argus begin a\n\t// @argus end a\n");
   ASSERT_TRUE(applyTransforms(uniform, {"lower_markers_to_trace"}, optionsFor("")).has_value());
-  EXPECT_EQ(ptx::printModule(uniform).find("argus_lost"), std::string::npos);
+  EXPECT_EQ(ptx::printModule(uniform).find("activemask"), std::string::npos);
 }
 
 TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {

@@ -10,8 +10,8 @@ of a warp run: the counts the launch shape implies, IMPLIED), nothing dropped or
 within their parents', and medians within a factor of two of the full layout's (two runs of the
 same kernel). Run again with 2 records per warp (2 compact record places), the kept and the dropped
 records must add up to what the full layout recorded. Where lanes run markers apart from lane 0,
-which stores a warp's records (nested_regions' combine, on a data-dependent branch), the compact
-layout counts what it lost (dropped, and a launch note). divergent_lanes (tests/gpu_query/
+which stores a warp's records (nested_regions' combine, on a data-dependent branch), both layouts
+count the passes it lost (dropped; the compact one also in a launch note). divergent_lanes (tests/gpu_query/
 divergent_lanes) runs `low` in lanes 0-15 and `high` in lanes 16-31 of every warp: `low` and
 `after` must have every occurrence the launch shape implies and `high`'s must all be counted as
 lost, none missing silently. Exits 77 (skip) when there is no GPU.
@@ -105,10 +105,11 @@ IMPLIED = {"warp_specialized": {"producer": 16 * 4, "producer/mainloop": 16 * 16
 with tempfile.TemporaryDirectory() as work:
     for example in ("tma_gemm", "nested_regions", "warp_specialized"):
         full, compact = (timings(example, layout, work) for layout in ("full", "compact"))
-        # The full layout does not count what lanes apart from lane 0 lost; the compact one does,
-        # and drops nothing else.
-        check(full.get("dropped") == 0 and full.get("invalid_records") == 0,
-              f"{example} full: dropped {full.get('dropped')}, invalid {full.get('invalid_records')}")
+        # Both layouts count the passes a warp ran without lane 0 (the same data, the same
+        # passes), the compact one also in a launch note, and drop nothing else.
+        check(full.get("dropped") == compact.get("dropped") and full.get("invalid_records") == 0,
+              f"{example} full: dropped {full.get('dropped')} (compact {compact.get('dropped')}), "
+              f"invalid {full.get('invalid_records')}")
         check(compact.get("dropped") == compact["lost_in_notes"] and
               compact.get("invalid_records") == 0,
               f"{example} compact: dropped {compact.get('dropped')} (lost apart from lane 0: "
@@ -153,14 +154,16 @@ with tempfile.TemporaryDirectory() as work:
     # Both halves of every warp run a region apart: lane 0's half is recorded, the other half's
     # occurrences are counted as lost. 4 CTAs x 4 warps x 8 iterations.
     runs = 4 * 4 * 8
-    d = timings("divergent_lanes", "compact", work)
-    counts = {r["path"]: r["duration"]["count"] for r in d["regions"]}
-    check(counts.get("low") == runs and counts.get("after") == runs and not counts.get("high"),
-          f"divergent_lanes: occurrences {counts}, expected low {runs}, after {runs}, high none "
-          f"recorded")
-    check(d.get("dropped") == runs and d["lost_in_notes"] == runs,
-          f"divergent_lanes: {d.get('dropped')} dropped, {d['lost_in_notes']} lost in the launch "
-          f"notes; expected {runs} (every `high` occurrence)")
+    for layout in ("compact", "full"):
+        d = timings("divergent_lanes", layout, work)
+        counts = {r["path"]: r["duration"]["count"] for r in d["regions"]}
+        check(counts.get("low") == runs and counts.get("after") == runs and not counts.get("high"),
+              f"divergent_lanes {layout}: occurrences {counts}, expected low {runs}, after "
+              f"{runs}, high none recorded")
+        noted = runs if layout == "compact" else 0  # the full layout writes no launch note
+        check(d.get("dropped") == runs and d["lost_in_notes"] == noted,
+              f"divergent_lanes {layout}: {d.get('dropped')} dropped, {d['lost_in_notes']} lost "
+              f"in the launch notes; expected {runs} (every `high` occurrence)")
 
 print(f"{len(failures)} checks failed" if failures else "all checks passed")
 sys.exit(1 if failures else 0)

@@ -55,7 +55,8 @@ struct TraceHeader {
   std::uint32_t warpSlots = 0;        ///< gridDim.x*y*z * warpsPerCta.
   std::uint32_t warpsPerCta = 0;      ///< ceil(blockDim.x*y*z / 32).
   std::uint32_t timeBase = 0;         ///< Unused: the time base is recorded in the trace map.
-  std::uint64_t dropped = 0;          ///< Records lost to full slots (device atomicAdd).
+  std::uint64_t dropped =
+      0;  ///< Records lost to full slots or run without lane 0 (device atomics).
   std::uint64_t reserved[4] = {};
 };
 static_assert(sizeof(TraceHeader) == 64);
@@ -104,10 +105,10 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // possibly decoded wrong, in its launches.jsonl note and errors.txt. A highest count above lane 0's
 // means other lanes ran markers lane 0 did not: those records are lost, and counted. So are
 // occurrences a warp ran without lane 0 with as many markers in every lane (an if/else inside a
-// warp with markers on both arms): each end marker the trace pass finds a warp may run without
-// lane 0 (ptx::blocksWithoutLaneZero) adds 1 in every running lane when lane 0 is not among them,
-// and the exits raise place 2 cap - 2's second word to the lanes' highest such count; the lost
-// records are at least the larger of the two counts. The injection library gives
+// warp with markers on both arms): at each end marker the trace pass finds a warp may run without
+// lane 0 (ptx::blocksWithoutLaneZero), the lowest running lane of a pass without lane 0 adds 1 to
+// place 2 cap - 2's second word (the full layout: to header.dropped); the lost records are at
+// least the larger of the two counts. The injection library gives
 // compact kernels a capacity of at least 2 and turns a compact buffer into TraceRecords when it
 // reads it back (inject::expandCompactRecords), so launch files and the decoder see one format;
 // records it cannot place are added to header.dropped. A module whose kernels write this layout

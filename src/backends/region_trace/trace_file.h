@@ -60,8 +60,8 @@ struct ExpandedRecords {
   /// record's count less the records kept), in unclosed slots, or parted (below).
   std::uint64_t dropped = 0;
   /// Warp slots where lanes ran markers without lane 0, which stores the records
-  /// (partedRecords: at least the highest count less lane 0's, and at least the highest count
-  /// of occurrences run without lane 0 that the lost-counting end markers kept).
+  /// (partedRecords: at least the highest count less lane 0's, and at least the passes without
+  /// lane 0 that the lost-counting end markers counted).
   std::uint64_t partedSlots = 0;
   std::uint64_t partedRecords = 0;
   /// Warp slots with records but no closing record (the warp left by a path that writes none):

@@ -230,9 +230,9 @@ TEST(ReportTo, AppendsPrefixedLinesToErrorsTxt) {
   std::filesystem::remove_all(dir);
 }
 
-// Occurrences run without lane 0: the lost-counting end markers' highest per-lane count (place
-// 2 cap - 2's second word) counts them even where every lane ran as many markers as lane 0; where
-// both counts say something, the larger one is the lower bound.
+// Occurrences run without lane 0: the lost-counting end markers' count of passes without lane 0
+// (place 2 cap - 2's second word) counts them even where every lane ran as many markers as lane
+// 0; where both counts say something, the larger one is the lower bound.
 TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
   std::vector<trace::CompactRecord> area(12);
   const std::uint32_t meta = trace::kValidBit | 1u;
