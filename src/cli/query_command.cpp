@@ -25,6 +25,7 @@
 #include "argus/support/process.h"
 #include "argus/synthesis/attribution_executor.h"
 #include "argus/synthesis/comm_signals.h"
+#include "argus/synthesis/kernel_timing.h"
 #include "argus/synthesis/probe_join_executor.h"
 #include "argus/synthesis/region_timing.h"
 #include "argus/workspace/workspace.h"
@@ -235,6 +236,7 @@ int runQuery(const QueryCommandOptions& o) {
     return reportError(ok.error());
   backends::registerRunExecutors(registry, *spec);
   synthesis::registerSynthesisExecutors(registry);
+  synthesis::registerKernelTimingExecutor(registry);
   backends::registerCuptiPcExecutors(registry, *spec);
   backends::registerNcuExecutor(registry, *spec);
   synthesis::registerAttributionExecutors(registry);
@@ -467,6 +469,13 @@ int runQuery(const QueryCommandOptions& o) {
                    value.value("dropped", 0));
         for (const auto& note : value.value("launch_notes", nlohmann::json::array()))
           fmt::print("  note: {}\n", note.get<std::string>());
+      } else if (signal == "kernel_duration" && value.contains("median")) {
+        fmt::print("  {} of {} launches: median {}, mean {}, p95 {}, min {}, max {}\n",
+                   value.value("count", 0), value.value("launches", 0),
+                   formatNs(value.value("median", 0.0)), formatNs(value.value("mean", 0.0)),
+                   formatNs(value.value("p95", 0.0)), formatNs(value.value("min", 0.0)),
+                   formatNs(value.value("max", 0.0)));
+        if (value.contains("note")) fmt::print("  note: {}\n", value["note"].get<std::string>());
       } else if (signal == "op_latency" && value.contains("ops")) {
         fmt::print("{}", synthesis::opLatencyText(nlohmann::json::parse(value.dump())));
       } else if (!printPcSignal(value)) {

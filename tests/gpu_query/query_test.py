@@ -6,6 +6,9 @@
    tma_load 64, mma 256, epilogue 32), and nested child totals must not exceed the parent's.
 2. Seed kernel at inner = 64 and 512 (one launch each, selected with scope launch=0 / launch=1):
    65,536 occurrences per launch and a median duration ratio near 512/64 = 8.
+3. kernel_duration (CUPTI, the untraced reference build, its own run): TMA GEMM's one launch, and
+   for the seed kernel at inner 512 within 10 % of 64 traced occurrences' median (a warp runs its
+   64 occurrences one after another, and the trace adds about 1 us to a 0.7 ms kernel).
 Exits 77 (skip) when there is no GPU. Usage: query_test.py ARGUS SOURCE_DIR
 """
 import os
@@ -25,7 +28,7 @@ def query(workspace, *args):
 
 with tempfile.TemporaryDirectory() as ws:
     report = query(ws, "--program", f"{source}/examples/tma_gemm/argus.yaml", "--region", "",
-                   "--signals", "duration")
+                   "--signals", "duration,kernel_duration")
     regions = {r["path"]: r for r in report["signals"]["duration"]["value"]["regions"]}
     expected = {"mainloop": 320, "mainloop/tma_load": 64, "mainloop/mma": 256, "epilogue": 32}
     for path, count in expected.items():
@@ -36,19 +39,30 @@ with tempfile.TemporaryDirectory() as ws:
           "tma_gemm: tma_load + mma totals <= mainloop total")
     check(report["signals"]["duration"]["value"].get("dropped", 1) == 0, "tma_gemm: no dropped records")
     check(report["signals"]["duration"]["qualification"] == "observed", "qualification is observed")
+    kd = report["signals"]["kernel_duration"]
+    check(kd.get("qualification") == "observed" and kd.get("value", {}).get("count") == 1 and
+          kd["value"].get("median", 0) > 0,
+          f"tma_gemm kernel_duration: one launch, observed, positive ({kd.get('value')})")
 
     again = query(ws, "--program", f"{source}/examples/tma_gemm/argus.yaml", "--region", "",
-                  "--signals", "duration")
+                  "--signals", "duration,kernel_duration")
     check(again["run"]["executed"] == 0, f"second identical query executed {again['run']['executed']} tasks (reuse)")
 
     medians = []
     for launch in (0, 1):
         r = query(ws, "--program", f"{source}/tests/gpu_query/linear_seed.yaml", "--kernel", "seed_compute",
                   "--region", "occurrence",
-                  "--signals", "duration", "--scope", f"launch={launch}")
+                  "--signals", "duration,kernel_duration", "--scope", f"launch={launch}")
         d = r["signals"]["duration"]["value"]["regions"][0]["duration"]
         check(d["count"] == 128 * 8 * 64, f"seed launch {launch}: {d['count']} occurrences, expected 65536")
         medians.append(d["median"])
+        k = r["signals"]["kernel_duration"]["value"]
+        check(k["count"] == 1 and k["launches"] == 2, f"seed launch {launch}: kernel_duration of "
+              f"{k['count']} of {k['launches']} launches, expected 1 of 2")
+        if launch == 1:
+            ratio = 64 * d["median"] / k["median"]
+            check(0.9 <= ratio <= 1.1, f"seed inner 512: 64 occurrences' median {64 * d['median']:.0f} "
+                  f"ns against the untraced kernel's {k['median']:.0f} ns (ratio {ratio:.3f})")
     ratio = medians[1] / medians[0]
     check(6.0 <= ratio <= 9.0, f"seed occurrence median ratio inner 512/64 = {ratio:.2f} (expected near 8)")
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "argus/backends/trace_dir.h"
+#include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
 namespace argus::backends {
@@ -185,6 +186,98 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   return outputs;
 }
 
+/// Whether CUPTI's kernel name `seen` is the kernel `name` (the PTX entry's name, mangled for C++
+/// kernels; CUPTI may report either form).
+bool sameKernel(const std::string& seen, const std::string& name) {
+  return seen == name || program::demangle(seen) == program::demangle(name);
+}
+
+/// kernel_duration's collection: the reference build (markers painted away, no trace buffer) run
+/// under the injection library, which writes CUPTI's kernel records; the evidence is those
+/// records, with the kernel asked about (config `kernel`) and how the run went.
+Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& spec,
+                                                   runtime::TaskContext& ctx) {
+  auto exeInput = ctx.inputs.find("executable");
+  if (exeInput == ctx.inputs.end())
+    return fail("cupti_activity", fmt::format("task `{}` has no `executable` input", ctx.task.id));
+  const std::string kernel = ctx.task.config.value("kernel", std::string());
+  std::error_code ec;
+  fs::create_directories(ctx.taskDir, ec);
+  auto exe = materializeExecutable(exeInput->second, ctx.taskDir);
+  if (!exe) return std::unexpected(exe.error());
+  auto library = injectionLibrary();
+  if (!library) return std::unexpected(library.error());
+  const fs::path traceDir = ctx.taskDir / "trace";
+  fs::remove_all(traceDir, ec);
+  fs::create_directories(traceDir, ec);
+  std::vector<std::pair<std::string, std::string>> environment = {
+      {"CUDA_INJECTION64_PATH", library->string()}, {"ARGUS_TRACE_DIR", traceDir.string()}};
+  const auto moduleLoading = userSetting(spec, kModuleLoadingVariable);
+  if (!moduleLoading) environment.emplace_back(kModuleLoadingVariable, "EAGER");
+  auto ran = runVariant(spec, ctx, *exe, std::move(environment), "cupti_activity");
+  if (!ran) return std::unexpected(ran.error());
+  std::string errors;
+  if (auto text = readFile(traceDir / "errors.txt")) errors = *text;
+  json kernels = json::array();
+  std::set<std::string> others;
+  size_t matching = 0;
+  for (json& k : jsonObjectLines(traceDir / "kernels.jsonl")) {
+    const std::string name = k.value("kernel", std::string());
+    if (kernel.empty() || sameKernel(name, kernel)) {
+      ++matching;
+    } else {
+      others.insert(program::demangle(name));
+    }
+    kernels.push_back(std::move(k));
+  }
+  if (matching == 0) {
+    std::string seen;
+    for (const auto& name : others) seen += (seen.empty() ? "" : ", ") + name;
+    return fail("cupti_activity",
+                fmt::format("the program ran, but CUPTI saw no launch of kernel `{}` ({}); is it "
+                            "the kernel the program launches? injection errors: {}",
+                            program::demangle(kernel),
+                            seen.empty() ? "no kernels at all" : "kernels seen: " + seen,
+                            errors.empty() ? "none" : errors));
+  }
+  // The reference build is the painted one: its SASS must be the unpainted program's, or the
+  // durations are another program's.
+  json sassCheck;
+  if (ctx.inputs.contains("unpainted_ptx") && ctx.inputs.contains("ptx")) {
+    auto unpainted = ctx.inputs.at("unpainted_ptx").read();
+    auto painted = ctx.inputs.at("ptx").read();
+    if (!unpainted) return std::unexpected(unpainted.error());
+    if (!painted) return std::unexpected(painted.error());
+    const fs::path dir = ctx.taskDir / "sass_check";
+    fs::create_directories(dir, ec);
+    auto a = sass::assemblePtx(*unpainted, spec.arch, dir, "unpainted", true);
+    if (!a) return std::unexpected(a.error());
+    auto b = sass::assemblePtx(*painted, spec.arch, dir, "painted", true);
+    if (!b) return std::unexpected(b.error());
+    auto same = sass::sameSass(*a, *b);
+    if (!same)
+      return fail("cupti_activity",
+                  fmt::format("the reference build's SASS is not the unpainted program's ({}); "
+                              "its kernel durations would be another program's",
+                              same.error().message));
+    sassCheck = {{"painted_equals_unpainted", true},
+                 {"detail", "identical SASS per function (ptxas -lineinfo, " + spec.arch + ")"}};
+  }
+  const json evidence = {{"kernel", kernel},
+                         {"sass_check", sassCheck},
+                         {"kernels", std::move(kernels)},
+                         {"run",
+                          {{"exit_code", ran->result.exitCode},
+                           {"device", ctx.device.value_or("")},
+                           {"command", ran->argv},
+                           {"module_loading", moduleLoading.value_or("EAGER")},
+                           {"stderr_tail", tail(ran->result.err, 20)},
+                           {"injection_errors", errors}}}};
+  runtime::TaskOutputs outputs;
+  outputs.artifacts["kernel_activity"] = runtime::Artifact::fromData(evidence.dump());
+  return outputs;
+}
+
 }  // namespace
 
 std::optional<std::string> userSetting(const program::ProgramSpec& spec, const char* name) {
@@ -349,6 +442,11 @@ void registerRunExecutors(runtime::ExecutorRegistry& registry, program::ProgramS
       "runs a traced variant under the injection library and bundles the trace buffers",
       std::make_shared<runtime::FunctionExecutor>(
           [shared](runtime::TaskContext& ctx) { return collectRegionTrace(*shared, ctx); })});
+  (void)registry.add(runtime::ExecutorRecord{
+      "cupti_activity",
+      "runs the reference build under the injection library and keeps CUPTI's kernel records",
+      std::make_shared<runtime::FunctionExecutor>(
+          [shared](runtime::TaskContext& ctx) { return collectKernelActivity(*shared, ctx); })});
 }
 
 }  // namespace argus::backends
