@@ -131,25 +131,19 @@ TEST_F(Divergence, LoopIndexSteppingByWholeWarps) {
   EXPECT_TRUE(withoutLaneZero(1));
 }
 
-// A loop whose trip count differs between lanes: its body may lack lane 0, what follows does
-// not.
-TEST_F(Divergence, LoopWithAPerLaneTripCount) {
-  analyze("",
-          "\tmov.u32 \t%r1, %tid.x;\n\tmov.u32 \t%r2, 0;\n$L1:\n"
-          "\tadd.s32 \t%r9, %r9, 1;\n\tadd.s32 \t%r2, %r2, 1;\n"
-          "\tsetp.lt.u32 \t%p1, %r2, %r1;\n\t@%p1 bra \t$L1;\n"
-          "\tadd.s32 \t%r9, %r9, 2;\n\tret;\n");
+// A loop's trip count from %tid.x differs between lanes: its body may lack lane 0, what follows
+// does not. From a parameter, the counter stays uniform and so does the body.
+TEST_F(Divergence, LoopTripCountDecidesTheBody) {
+  const auto loop = [](const std::string& count) {
+    return count +
+           "\tmov.u32 \t%r2, 0;\n$L1:\n\tadd.s32 \t%r9, %r9, 1;\n"
+           "\tadd.s32 \t%r2, %r2, 1;\n\tsetp.lt.u32 \t%p1, %r2, %r1;\n"
+           "\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 2;\n\tret;\n";
+  };
+  analyze("", loop("\tmov.u32 \t%r1, %tid.x;\n"));
   EXPECT_TRUE(withoutLaneZero(1));
   EXPECT_FALSE(withoutLaneZero(2));
-}
-
-// The same loop with a trip count from a parameter: the counter stays uniform.
-TEST_F(Divergence, LoopWithAUniformTripCount) {
-  analyze("",
-          "\tld.param.u32 \t%r1, [k_param_1];\n\tmov.u32 \t%r2, 0;\n$L1:\n"
-          "\tadd.s32 \t%r9, %r9, 1;\n\tadd.s32 \t%r2, %r2, 1;\n"
-          "\tsetp.lt.u32 \t%p1, %r2, %r1;\n\t@%p1 bra \t$L1;\n"
-          "\tadd.s32 \t%r9, %r9, 2;\n\tret;\n");
+  analyze("", loop("\tld.param.u32 \t%r1, [k_param_1];\n"));
   EXPECT_FALSE(withoutLaneZero(1));
   EXPECT_FALSE(withoutLaneZero(2));
 }

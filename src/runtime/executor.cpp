@@ -27,6 +27,14 @@ Result<std::string> Artifact::read() const {
   return data;
 }
 
+Result<std::string> TaskContext::readInput(std::string_view name,
+                                           std::string_view component) const {
+  auto it = inputs.find(std::string(name));
+  if (it == inputs.end())
+    return fail(std::string(component), fmt::format("task `{}` has no `{}` input", task.id, name));
+  return it->second.read();
+}
+
 Result<void> ExecutorRegistry::add(ExecutorRecord record) {
   if (record.name.empty() || !record.executor)
     return fail("runtime", "an executor record needs a name and an executor");

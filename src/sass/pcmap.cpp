@@ -362,6 +362,21 @@ nlohmann::json toJson(const PcEntry& entry) {
   return j;
 }
 
+Result<nlohmann::json> paintedSassCheck(std::string_view unpaintedPtx, std::string_view paintedPtx,
+                                        const std::string& arch, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto a = assemblePtx(unpaintedPtx, arch, dir, "unpainted", true);
+  if (!a) return std::unexpected(a.error());
+  auto b = assemblePtx(paintedPtx, arch, dir, "painted", true);
+  if (!b) return std::unexpected(b.error());
+  auto same = sameSass(*a, *b);
+  return nlohmann::json{
+      {"painted_equals_unpainted", same.has_value()},
+      {"detail", same ? "identical SASS per function (ptxas -lineinfo, " + arch + ")"
+                      : same.error().message}};
+}
+
 Result<std::filesystem::path> assemblePtx(std::string_view ptx, const std::string& arch,
                                           const std::filesystem::path& dir, const std::string& stem,
                                           bool lineInfo) {

@@ -13,11 +13,7 @@ void registerCommSignalsExecutor(runtime::ExecutorRegistry& registry) {
       "joins a system trace into kernel timeline and communication chunk signals",
       std::make_shared<runtime::FunctionExecutor>(
           [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
-            auto evidence = ctx.inputs.find("evidence");
-            if (evidence == ctx.inputs.end())
-              return fail("synthesis",
-                          fmt::format("task `{}` has no `evidence` input", ctx.task.id));
-            auto bytes = evidence->second.read();
+            auto bytes = ctx.readInput("evidence", "synthesis");
             if (!bytes) return std::unexpected(bytes.error());
             auto trace = backends::parseSystemTrace(*bytes);
             if (!trace) return std::unexpected(trace.error());

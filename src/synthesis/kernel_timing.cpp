@@ -78,11 +78,7 @@ void registerKernelTimingExecutor(runtime::ExecutorRegistry& registry) {
       "kernel_timing", "CUPTI kernel durations of the reference build's launches",
       std::make_shared<runtime::FunctionExecutor>(
           [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
-            auto evidence = ctx.inputs.find("evidence");
-            if (evidence == ctx.inputs.end())
-              return fail("synthesis",
-                          fmt::format("task `{}` has no `evidence` input", ctx.task.id));
-            auto bytes = evidence->second.read();
+            auto bytes = ctx.readInput("evidence", "synthesis");
             if (!bytes) return std::unexpected(bytes.error());
             auto scope = query::parseScope(ctx.task.scope);
             if (!scope) return std::unexpected(scope.error());

@@ -161,22 +161,20 @@ Result<json> bundleTimeline(std::string_view bundleBytes) {
 void registerSynthesisExecutors(runtime::ExecutorRegistry& registry) {
   (void)registry.add(runtime::ExecutorRecord{
       "region_timing", "decodes region-trace evidence into observed per-region durations",
-      std::make_shared<runtime::FunctionExecutor>([](runtime::TaskContext& ctx)
-                                                      -> Result<runtime::TaskOutputs> {
-        auto evidence = ctx.inputs.find("evidence");
-        if (evidence == ctx.inputs.end())
-          return fail("synthesis", fmt::format("task `{}` has no `evidence` input", ctx.task.id));
-        auto bytes = evidence->second.read();
-        if (!bytes) return std::unexpected(bytes.error());
-        auto scope = query::parseScope(ctx.task.scope);
-        if (!scope) return std::unexpected(scope.error());
-        auto result = regionTiming(*bytes, ctx.task.region, *scope);
-        if (!result) return std::unexpected(result.error());
-        runtime::TaskOutputs out;
-        out.artifacts["duration"] = runtime::Artifact::fromData((*result)["duration"].dump());
-        out.artifacts["occurrences"] = runtime::Artifact::fromData((*result)["occurrences"].dump());
-        return out;
-      })});
+      std::make_shared<runtime::FunctionExecutor>(
+          [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
+            auto bytes = ctx.readInput("evidence", "synthesis");
+            if (!bytes) return std::unexpected(bytes.error());
+            auto scope = query::parseScope(ctx.task.scope);
+            if (!scope) return std::unexpected(scope.error());
+            auto result = regionTiming(*bytes, ctx.task.region, *scope);
+            if (!result) return std::unexpected(result.error());
+            runtime::TaskOutputs out;
+            out.artifacts["duration"] = runtime::Artifact::fromData((*result)["duration"].dump());
+            out.artifacts["occurrences"] =
+                runtime::Artifact::fromData((*result)["occurrences"].dump());
+            return out;
+          })});
 }
 
 }  // namespace argus::synthesis

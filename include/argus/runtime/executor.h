@@ -72,6 +72,9 @@ struct TaskContext {
   }
   /// True once the deadline has passed.
   [[nodiscard]] bool expired() const { return std::chrono::steady_clock::now() >= deadline; }
+  /// The bytes of input `name`; an error naming the task (as `component`) when it has none.
+  [[nodiscard]] Result<std::string> readInput(std::string_view name,
+                                              std::string_view component) const;
 };
 
 /// Runs tasks of one backend. One instance serves many tasks at once: execute() is called

@@ -95,6 +95,15 @@ struct PcEntry {
                                                         const std::filesystem::path& dir,
                                                         const std::string& stem, bool lineInfo);
 
+/// A reference build's check that painting changed no SASS: assembles the unpainted and the
+/// painted PTX in `dir` (ptxas -lineinfo for `arch`) and compares them with sameSass.
+/// {"painted_equals_unpainted": bool, "detail": what matched, or the first difference}; an
+/// error only when either text does not assemble. [thread-safe]
+[[nodiscard]] Result<nlohmann::json> paintedSassCheck(std::string_view unpaintedPtx,
+                                                      std::string_view paintedPtx,
+                                                      const std::string& arch,
+                                                      const std::filesystem::path& dir);
+
 /// `cuobjdump -sass`: per function, the instruction texts without offsets and encodings.
 /// [thread-safe]
 [[nodiscard]] Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(

@@ -203,21 +203,13 @@ Result<void> preparePcBundle(const program::ProgramSpec& spec, runtime::TaskCont
     auto painted = inputText(ctx, "ptx", component);
     if (!unpainted) return std::unexpected(unpainted.error());
     if (!painted) return std::unexpected(painted.error());
-    const fs::path dir = ctx.taskDir / "sass_check";
-    fs::create_directories(dir, ec);
-    auto a = sass::assemblePtx(*unpainted, spec.arch, dir, "unpainted", true);
-    if (!a) return std::unexpected(a.error());
-    auto b = sass::assemblePtx(*painted, spec.arch, dir, "painted", true);
-    if (!b) return std::unexpected(b.error());
-    auto same = sass::sameSass(*a, *b);
-    bundle.sassCheck = {{"painted_equals_unpainted", same.has_value()},
-                        {"detail", same ? std::string("identical SASS per function (ptxas "
-                                                      "-lineinfo, " +
-                                                      spec.arch + ")")
-                                        : same.error().message}};
-    if (!same)
-      ctx.log +=
-          fmt::format("{}: warning: painting changed the SASS: {}\n", who, same.error().message);
+    auto check =
+        sass::paintedSassCheck(*unpainted, *painted, spec.arch, ctx.taskDir / "sass_check");
+    if (!check) return std::unexpected(check.error());
+    bundle.sassCheck = std::move(*check);
+    if (!bundle.sassCheck.value("painted_equals_unpainted", false))
+      ctx.log += fmt::format("{}: warning: painting changed the SASS: {}\n", who,
+                             bundle.sassCheck.value("detail", std::string()));
   }
   return {};
 }

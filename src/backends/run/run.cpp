@@ -85,6 +85,29 @@ constexpr const char* kProbeWorkQueues = "1";
 // was in effect (module_loading).
 constexpr const char* kModuleLoadingVariable = "CUDA_MODULE_LOADING";
 
+/// A run under the injection library that writes into `traceDir` (made empty here): the
+/// library and the folder, and CUDA_MODULE_LOADING=EAGER unless the spec or Argus's own
+/// environment sets it (`moduleLoading`: that setting).
+struct InjectionRun {
+  fs::path library;
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::optional<std::string> moduleLoading;
+};
+Result<InjectionRun> injectionRun(const program::ProgramSpec& spec, const fs::path& traceDir) {
+  auto library = injectionLibrary();
+  if (!library) return std::unexpected(library.error());
+  std::error_code ec;
+  fs::remove_all(traceDir, ec);
+  fs::create_directories(traceDir, ec);
+  InjectionRun run;
+  run.library = *library;
+  run.environment = {{"CUDA_INJECTION64_PATH", library->string()},
+                     {"ARGUS_TRACE_DIR", traceDir.string()}};
+  run.moduleLoading = userSetting(spec, kModuleLoadingVariable);
+  if (!run.moduleLoading) run.environment.emplace_back(kModuleLoadingVariable, "EAGER");
+  return run;
+}
+
 Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
                                                 runtime::TaskContext& ctx) {
   auto exeInput = ctx.inputs.find("executable");
@@ -102,16 +125,11 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
     if (bundle.traceMap.is_discarded())
       return fail("region_trace", "the variant's trace map is not valid JSON");
   }
-  auto library = injectionLibrary();
-  if (!library) return std::unexpected(library.error());
-
   const fs::path traceDir = ctx.taskDir / "trace";
-  fs::remove_all(traceDir, ec);
-  fs::create_directories(traceDir, ec);
-  std::vector<std::pair<std::string, std::string>> environment = {
-      {"CUDA_INJECTION64_PATH", library->string()}, {"ARGUS_TRACE_DIR", traceDir.string()}};
-  const auto moduleLoading = userSetting(spec, kModuleLoadingVariable);
-  if (!moduleLoading) environment.emplace_back(kModuleLoadingVariable, "EAGER");
+  auto injection = injectionRun(spec, traceDir);
+  if (!injection) return std::unexpected(injection.error());
+  auto& environment = injection->environment;
+  const auto& moduleLoading = injection->moduleLoading;
   const bool turns = ctx.task.isolation.gpuTurns && ctx.device.has_value();
   if (turns) environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
   const bool oneWorkQueue =
@@ -169,7 +187,7 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   if (!fs::exists(traceDir / "launches.jsonl"))
     return fail("region_trace", fmt::format("the injection library wrote no launch index in {} "
                                             "(is {} loadable? errors: {})",
-                                            traceDir.string(), library->string(),
+                                            traceDir.string(), injection->library.string(),
                                             errors.empty() ? "none" : errors));
   auto launches = readTraceDir(traceDir);
   if (!launches) return std::unexpected(launches.error());
@@ -205,16 +223,11 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
   fs::create_directories(ctx.taskDir, ec);
   auto exe = materializeExecutable(exeInput->second, ctx.taskDir);
   if (!exe) return std::unexpected(exe.error());
-  auto library = injectionLibrary();
-  if (!library) return std::unexpected(library.error());
   const fs::path traceDir = ctx.taskDir / "trace";
-  fs::remove_all(traceDir, ec);
-  fs::create_directories(traceDir, ec);
-  std::vector<std::pair<std::string, std::string>> environment = {
-      {"CUDA_INJECTION64_PATH", library->string()}, {"ARGUS_TRACE_DIR", traceDir.string()}};
-  const auto moduleLoading = userSetting(spec, kModuleLoadingVariable);
-  if (!moduleLoading) environment.emplace_back(kModuleLoadingVariable, "EAGER");
-  auto ran = runVariant(spec, ctx, *exe, std::move(environment), "cupti_activity");
+  auto injection = injectionRun(spec, traceDir);
+  if (!injection) return std::unexpected(injection.error());
+  const auto& moduleLoading = injection->moduleLoading;
+  auto ran = runVariant(spec, ctx, *exe, std::move(injection->environment), "cupti_activity");
   if (!ran) return std::unexpected(ran.error());
   std::string errors;
   if (auto text = readFile(traceDir / "errors.txt")) errors = *text;
@@ -244,24 +257,19 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
   // durations are another program's.
   json sassCheck;
   if (ctx.inputs.contains("unpainted_ptx") && ctx.inputs.contains("ptx")) {
-    auto unpainted = ctx.inputs.at("unpainted_ptx").read();
-    auto painted = ctx.inputs.at("ptx").read();
+    auto unpainted = ctx.readInput("unpainted_ptx", "cupti_activity");
+    auto painted = ctx.readInput("ptx", "cupti_activity");
     if (!unpainted) return std::unexpected(unpainted.error());
     if (!painted) return std::unexpected(painted.error());
-    const fs::path dir = ctx.taskDir / "sass_check";
-    fs::create_directories(dir, ec);
-    auto a = sass::assemblePtx(*unpainted, spec.arch, dir, "unpainted", true);
-    if (!a) return std::unexpected(a.error());
-    auto b = sass::assemblePtx(*painted, spec.arch, dir, "painted", true);
-    if (!b) return std::unexpected(b.error());
-    auto same = sass::sameSass(*a, *b);
-    if (!same)
+    auto check =
+        sass::paintedSassCheck(*unpainted, *painted, spec.arch, ctx.taskDir / "sass_check");
+    if (!check) return std::unexpected(check.error());
+    if (!check->value("painted_equals_unpainted", false))
       return fail("cupti_activity",
                   fmt::format("the reference build's SASS is not the unpainted program's ({}); "
                               "its kernel durations would be another program's",
-                              same.error().message));
-    sassCheck = {{"painted_equals_unpainted", true},
-                 {"detail", "identical SASS per function (ptxas -lineinfo, " + spec.arch + ")"}};
+                              check->value("detail", std::string())));
+    sassCheck = std::move(*check);
   }
   const json evidence = {{"kernel", kernel},
                          {"sass_check", sassCheck},
