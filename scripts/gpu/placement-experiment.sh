@@ -78,8 +78,8 @@ for round in $(seq "${ROUNDS:-2}"); do
       grep -v '^trace_free:' "$d.check" &&
         echo "(round $round, padding $p, $tag: traced records incomplete)"
       # PLAIN=1: both builds once more without libargus_inject.so, so the traced build's buffer
-      # stays unset and it runs its record code without storing (event-timed medians, the
-      # harness's own; compared with its event medians under the library).
+      # stays unset and it runs its record code without storing (the harness's own event-timed
+      # medians; the table below pairs them with the trace-free build's, also without it).
       if [ "${PLAIN:-0}" = 1 ]; then
         for b in trace_free full_trace; do
           exe="$w/free$p/trace_overhead"

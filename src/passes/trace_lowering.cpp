@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -255,6 +256,11 @@ class LowerMarkersToTracePass final : public Pass {
     options_ = *opts;
     scope_ = options.scope;
     target_ = module.target();
+    fileName_ = module.fileName;
+    ptxVersion_.clear();
+    for (const auto& item : module.items)
+      if (item.kind == ptx::TopLevel::Kind::Directive && item.directive.name == ".version")
+        ptxVersion_ = item.directive.text;
 
     auto analysis = ptx::analyzeRegions(module);
     if (!analysis) return std::unexpected(analysis.error());
@@ -311,6 +317,8 @@ class LowerMarkersToTracePass final : public Pass {
   LoweringOptions options_;
   query::Scope scope_;
   std::string target_;
+  std::string fileName_;
+  std::string ptxVersion_;  ///< The module's `.version` text ("8.8").
 
   static void declareTraceSymbol(ptx::Module& module, bool compact) {
     for (const auto& item : module.items) {
@@ -599,13 +607,24 @@ class LowerMarkersToTracePass final : public Pass {
     // it equals the running lanes' lowest bit only in the lowest lane of a pass without lane 0.
     std::vector<bool> countsLost(kernel.body.size(), false);
     if (!paired) {
-      auto cfg = ptx::buildControlFlowGraph(kernel, kernel.name);
+      auto cfg = ptx::buildControlFlowGraph(kernel, fileName_);
       if (!cfg) return std::unexpected(cfg.error());
       const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(kernel, *cfg);
       for (const auto& [statement, site] : sites)
         countsLost[statement] = !site.begin && blocks[cfg->blockOf[statement]];
     }
     const bool lostCounted = std::ranges::find(countsLost, true) != countsLost.end();
+    // activemask, which the count needs, is PTX ISA 6.2.
+    if (lostCounted) {
+      unsigned major = 0, minor = 0;
+      if (std::sscanf(ptxVersion_.c_str(), "%u.%u", &major, &minor) == 2 &&
+          (major < 6 || (major == 6 && minor < 2)))
+        return fail("passes", fmt::format("{}: kernel `{}` has markers a warp may run without "
+                                          "lane 0, whose lost occurrences the trace counts with "
+                                          "activemask (PTX ISA 6.2); {} is PTX {}: compile it "
+                                          "with a newer nvcc (CUDA 9.2 or later)",
+                                          kPassName, kernel.name, fileName_, ptxVersion_));
+    }
     std::string lostWord = fmt::format("[%argus_hdr+{}]", offsetof(trace::TraceHeader, dropped));
     if (lostCounted) {
       entry +=

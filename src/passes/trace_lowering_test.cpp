@@ -433,8 +433,6 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(result->statistics["lower_markers_to_trace"]["closing_records"], 2);
 }
 
-// Scoped: the record also needs its occurrence in scope (and lane 0); the copies and the count
-// follow the scope.
 // An if/else on the thread index inside a warp: each arm's end marker may run without lane 0,
 // which stores the records, so there the lowest running lane of a pass without lane 0 counts it
 // (compact: into the slot's lost word; full: into header.dropped); the marker after the join
@@ -473,12 +471,25 @@ TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
         << text;
     EXPECT_EQ(result->statistics["lower_markers_to_trace"]["lost_counts"], 2);
   }
+  // Before PTX ISA 6.2 there is no activemask: a clear error instead of a ptxas failure.
+  auto old = ptx::parseModule(ptx::printModule(fromText(body, regs)), "old.ptx");
+  ASSERT_TRUE(old.has_value());
+  for (auto& item : old->items)
+    if (item.kind == ptx::TopLevel::Kind::Directive && item.directive.name == ".version")
+      item.directive.text = "6.0";
+  auto refused = applyTransforms(*old, {"lower_markers_to_trace"}, optionsFor(""));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("old.ptx is PTX 6.0: compile it with a newer nvcc"),
+            std::string::npos)
+      << refused.error().message;
   // A kernel whose markers every lane runs together counts nothing.
   ptx::Module uniform = fromText("\t// @argus begin a\n\t// @argus end a\n");
   ASSERT_TRUE(applyTransforms(uniform, {"lower_markers_to_trace"}, optionsFor("")).has_value());
   EXPECT_EQ(ptx::printModule(uniform).find("activemask"), std::string::npos);
 }
 
+// Scoped: the record also needs its occurrence in scope (and lane 0); the copies and the count
+// follow the scope.
 TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   ptx::Module module =
       fromText("\t// @argus begin a iter=%r1\n\t// @argus end a\n", "\t.reg .b32 %r<4>;\n");

@@ -36,9 +36,11 @@ struct Spread {
 };
 
 /// The least spread covering both (a register defined in two places). A uniform value and
-/// %tid.x + k join to %tid.x + k: where a warp runs both definitions' paths apart, the block
-/// after them is one it may run diverged, whose definitions are divergent anyway. Two offsets
-/// that differ by a multiple of 32 (a loop's index stepping by whole warps) keep their residue.
+/// %tid.x + k join to %tid.x + k: where the two definitions sit on the arms of a branch that
+/// parts a warp's lanes, those arms are blocks it may run without some lanes, whose definitions
+/// are divergent (transfer), so a warp that reaches the join holds one of the two forms in all
+/// its lanes. Two offsets that differ by a multiple of 32 (a loop's index stepping by whole
+/// warps) keep their residue.
 Spread join(Spread a, Spread b) {
   if (a.kind == Spread::Kind::Divergent || b.kind == Spread::Kind::Divergent)
     return Spread::divergent();
@@ -47,6 +49,9 @@ Spread join(Spread a, Spread b) {
   if (a == b) return a;
   return a.residue() == b.residue() ? Spread::threadIndex(a.offset, false) : Spread::divergent();
 }
+
+/// The largest offset from %tid.x followed (beyond it, wrapping arithmetic or an address).
+constexpr int64_t kMaxOffset = int64_t{1} << 20;
 
 /// Special registers with one value per warp (per grid, CTA, cluster or SM).
 constexpr std::array<std::string_view, 19> kUniformSpecials = {"%ctaid",
@@ -97,33 +102,50 @@ std::vector<uint64_t> numbers(std::string_view text) {
   return out;
 }
 
-/// Whether %tid.x is the thread's linear index in its warp's numbering: the block is
-/// one-dimensional (y and z at most 1), or its x extent is required to be a multiple of 32.
+/// Whether %tid.x is the thread's linear index in its warp's numbering: `.reqntid` makes the block
+/// one-dimensional (y and z 1) or its x extent a multiple of 32. `.maxntid` does not: it bounds
+/// only the thread count, so a `.maxntid 128, 1, 1` kernel may run with 48 x 2 threads.
 bool linearThreadX(const Function& kernel) {
   for (const auto& d : kernel.performanceDirectives) {
-    if (d.name != ".maxntid" && d.name != ".reqntid") continue;
+    if (d.name != ".reqntid") continue;
     const auto n = numbers(d.text);
-    if (n.size() == 1 || (n.size() >= 2 && n[1] <= 1 && (n.size() < 3 || n[2] <= 1))) return true;
-    if (d.name == ".reqntid" && !n.empty() && n[0] % 32 == 0) return true;
+    if (n.empty()) continue;
+    if (n.size() == 1 || (n[1] == 1 && (n.size() < 3 || n[2] == 1)) || n[0] % 32 == 0) return true;
   }
   return false;
 }
 
-/// An integer immediate's value (decimal or 0x hexadecimal); none for other operands.
+/// An integer immediate's value (decimal, 0x hexadecimal, 0 octal, 0b binary: PTX's integer
+/// literals); none for other operands.
 std::optional<int64_t> immediate(const Operand& o) {
   if (o.kind != Operand::Kind::Immediate) return std::nullopt;
   std::string_view text = o.text;
   const bool negative = text.starts_with('-');
   if (negative) text.remove_prefix(1);
+  if (!text.empty() && (text.back() == 'U' || text.back() == 'u')) text.remove_suffix(1);
   int base = 10;
   if (text.starts_with("0x") || text.starts_with("0X")) {
     text.remove_prefix(2);
     base = 16;
+  } else if (text.starts_with("0b") || text.starts_with("0B")) {
+    text.remove_prefix(2);
+    base = 2;
+  } else if (text.size() > 1 && text.front() == '0') {
+    text.remove_prefix(1);
+    base = 8;
   }
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return negative ? -value : value;
+}
+
+/// An immediate as the operation of `opcode` reads it: sign-extended from 32 bits for a 32-bit
+/// (or narrower) type, so that `add.s32 %r, %r, 0xFFFFFFF0` subtracts 16.
+std::optional<int64_t> operandValue(const Operand& o, const std::string& opcode) {
+  auto v = immediate(o);
+  if (!v || opcode.find("64") != std::string::npos) return v;
+  return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(*v)));
 }
 
 class Analysis {
@@ -194,8 +216,12 @@ class Analysis {
 
   /// The spread of what `inst` computes, before its guard and block are taken into account.
   Spread computed(const Instruction& inst, const std::string& base) const {
+    // Per-lane by nature: atomics' old values, shuffles, lane masks, and the matrix instructions'
+    // fragments (each lane holds its own part of the tile).
     if (base == "atom" || base == "shfl" || base == "activemask" || base == "match" ||
-        base == "elect" || base == "mapa" || base == "getctarank")
+        base == "elect" || base == "mapa" || base == "getctarank" || base == "ldmatrix" ||
+        base == "movmatrix" || base == "wmma" || base == "mma" || base == "wgmma" ||
+        base == "tcgen05" || base == "call")
       return Spread::divergent();
     if (base == "vote" || base == "redux") return Spread::uniform();  // one result for its lanes
     bool uniform = true;
@@ -208,9 +234,15 @@ class Analysis {
       uniform = uniform && s.isUniform();
     }
     if (base == "ld" || base == "ldu") {
-      // One address for the warp reads one value, except in the per-thread local space and from
-      // a call's return values.
-      if (!uniform || inst.opcode.find(".local") != std::string::npos) return Spread::divergent();
+      // One address for the warp reads one value in the global, shared, constant and kernel
+      // parameter spaces; not in the per-thread local space, nor through a generic address (which
+      // may be a local one: debug builds keep their locals there), nor from a call's return
+      // values.
+      const auto space = [&](const char* name) {
+        return inst.opcode.find(name) != std::string::npos;
+      };
+      if (!uniform || !(space(".global") || space(".shared") || space(".const") || space(".param")))
+        return Spread::divergent();
       if (inst.opcode.find(".param") != std::string::npos && inst.operands.size() > 1) {
         const Operand& a = inst.operands[1];
         const Operand& root =
@@ -232,16 +264,23 @@ class Analysis {
     const Spread t = spreadOf(inst.operands[at]);
     if (base == "mov" || base == "cvt" || base == "cvta") return t;
     const size_t other = at == 1 ? 2 : 1;
-    const std::optional<int64_t> c =
-        inst.operands.size() > other ? immediate(inst.operands[other]) : std::nullopt;
-    if (!c) return Spread::divergent();
+    const std::optional<int64_t> c = inst.operands.size() > other
+                                         ? operandValue(inst.operands[other], inst.opcode)
+                                         : std::nullopt;
+    // Offsets far from a thread index (wrapping arithmetic, addresses) are not followed.
+    if (!c || *c > kMaxOffset || *c < -kMaxOffset) return Spread::divergent();
     if (base == "add") return Spread::threadIndex(t.offset + *c, t.exact);
     if (base == "sub")
       return at == 1 ? Spread::threadIndex(t.offset - *c, t.exact) : Spread::divergent();
     if (at != 1) return Spread::divergent();
     const bool aligned = t.residue() == 0;
     if ((base == "shr" || base == "bfe") && *c >= 5 && aligned) return Spread::uniform();
-    if (base == "div" && *c > 0 && *c % 32 == 0 && aligned) return Spread::uniform();
+    // Signed division truncates towards zero: -31..-1 and -32 part. Unsigned or non-negative
+    // values divide like a shift.
+    const bool signedNegative =
+        inst.opcode.find(".s") != std::string::npos && !(t.exact && t.offset >= 0);
+    if (base == "div" && *c > 0 && *c % 32 == 0 && aligned && !signedNegative)
+      return Spread::uniform();
     if (base == "and" && (*c & 31) == 0 && aligned) return Spread::uniform();
     if (base == "setp") {
       // %tid.x + k < c holds for %tid.x < c - k: the same for a warp when 32 divides c - k (for
@@ -273,7 +312,7 @@ class Analysis {
     const Operand& dst = inst.operands.front();
     if (dst.kind != Operand::Kind::Register && dst.kind != Operand::Kind::Vector) return false;
     const std::string base = inst.baseOpcode();
-    if (base == "bra" || base == "brx" || base == "call") return false;
+    if (base == "bra" || base == "brx") return false;
     Spread result = computed(inst, base);
     // A guard that differs between lanes leaves some lanes' old values; so does a block that
     // only some lanes run.
@@ -297,6 +336,22 @@ class Analysis {
     return rose;
   }
 
+  /// The last instruction of block `b`, or nullptr.
+  const Instruction* lastInstruction(size_t b) const {
+    const BasicBlock& block = cfg_.blocks[b];
+    for (size_t i = block.end; i-- > block.begin;)
+      if (kernel_.body[i].kind == Statement::Kind::Instruction) return &kernel_.body[i].instruction;
+    return nullptr;
+  }
+
+  /// Whether block `b` may leave the kernel (its last instruction a ret or exit, guarded or not,
+  /// or no successor at all).
+  bool leaves(size_t b) const {
+    const Instruction* last = lastInstruction(b);
+    const std::string base = last != nullptr ? last->baseOpcode() : "";
+    return cfg_.blocks[b].successors.empty() || base == "ret" || base == "exit";
+  }
+
   /// Marks what block `b`'s branch or exit may split; true when a block became unsafe.
   bool propagate(size_t b) {
     const BasicBlock& block = cfg_.blocks[b];
@@ -304,25 +359,21 @@ class Analysis {
     const auto mark = [&](uint32_t c) {
       if (!unsafe_[c]) unsafe_[c] = changed = true;
     };
-    const Statement* last = nullptr;
-    for (size_t i = block.end; i-- > block.begin;) {
-      if (kernel_.body[i].kind == Statement::Kind::Instruction) {
-        last = &kernel_.body[i];
-        break;
-      }
-    }
+    const Instruction* last = lastInstruction(b);
     if (last == nullptr) return false;
-    const Instruction& inst = last->instruction;
+    const Instruction& inst = *last;
     const std::string base = inst.baseOpcode();
     const bool splitGuard = inst.guard && !spreadOf(inst.guard->predicate).isUniform() &&
                             inst.opcode.find(".uni") == std::string::npos;
     if ((base == "ret" || base == "exit") && (splitGuard || (inst.guard && unsafe_[b]))) {
       // Some lanes may leave here while the others go on: everything after may lack lane 0.
+      std::vector<bool> seen(cfg_.blocks.size(), false);
       std::vector<uint32_t> work(block.successors.begin(), block.successors.end());
       while (!work.empty()) {
         const uint32_t c = work.back();
         work.pop_back();
-        if (unsafe_[c]) continue;
+        if (seen[c]) continue;
+        seen[c] = true;
         mark(c);
         work.insert(work.end(), cfg_.blocks[c].successors.begin(), cfg_.blocks[c].successors.end());
       }
@@ -340,23 +391,42 @@ class Analysis {
     return changed;
   }
 
-  /// Immediate post-dominators (a virtual exit after every block without successors) and, from
-  /// them, each branch block's control-dependent blocks. Blocks that reach no exit are unsafe.
+  /// Immediate post-dominators (a virtual exit after every block that may leave the kernel) and,
+  /// from them, each branch block's control-dependent blocks. Blocks from which no path leaves
+  /// the kernel have no post-dominators and are unsafe.
   void postDominators() {
     const size_t n = cfg_.blocks.size();
     const size_t exitNode = n;
+    // The blocks from which some path leaves the kernel.
+    std::vector<bool> reaches(n, false);
+    std::vector<size_t> work;
+    for (size_t b = 0; b < n; ++b)
+      if (leaves(b)) work.push_back(b);
+    while (!work.empty()) {
+      const size_t b = work.back();
+      work.pop_back();
+      if (reaches[b]) continue;
+      reaches[b] = true;
+      for (uint32_t p : cfg_.blocks[b].predecessors) work.push_back(p);
+    }
+    for (size_t b = 0; b < n; ++b)
+      if (!reaches[b]) unsafe_[b] = true;
     const size_t words = (n + 1 + 63) / 64;
     std::vector<std::vector<uint64_t>> pdom(n + 1, std::vector<uint64_t>(words, ~uint64_t{0}));
     pdom[exitNode].assign(words, 0);
     pdom[exitNode][exitNode / 64] |= uint64_t{1} << (exitNode % 64);
+    // Paths that never leave do not count: only successors from which the kernel can be left.
     const auto successors = [&](size_t b) {
-      std::vector<size_t> s(cfg_.blocks[b].successors.begin(), cfg_.blocks[b].successors.end());
-      if (s.empty()) s.push_back(exitNode);
+      std::vector<size_t> s;
+      for (uint32_t c : cfg_.blocks[b].successors)
+        if (reaches[c]) s.push_back(c);
+      if (leaves(b)) s.push_back(exitNode);
       return s;
     };
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t b = n; b-- > 0;) {
+        if (!reaches[b]) continue;
         std::vector<uint64_t> meet(words, ~uint64_t{0});
         for (size_t s : successors(b))
           for (size_t w = 0; w < words; ++w) meet[w] &= pdom[s][w];
@@ -373,25 +443,20 @@ class Analysis {
       for (uint64_t w : pdom[b]) c += static_cast<size_t>(__builtin_popcountll(w));
       return c;
     };
-    // A block that reaches no exit keeps the full set: its post-dominators are unknown.
     std::vector<size_t> ipdom(n + 1, exitNode);
     for (size_t b = 0; b < n; ++b) {
-      if (!has(b, exitNode)) {
-        unsafe_[b] = true;
-        continue;
-      }
+      if (!reaches[b]) continue;
       const size_t own = count(b);
       for (size_t d = 0; d <= n; ++d)
         if (d != b && has(b, d) && count(d) == own - 1) ipdom[b] = d;
     }
     dependents_.assign(n, {});
     for (size_t b = 0; b < n; ++b) {
-      if (cfg_.blocks[b].successors.size() < 2 || unsafe_[b]) continue;
+      if (cfg_.blocks[b].successors.size() < 2) continue;
       for (uint32_t s : cfg_.blocks[b].successors) {
-        for (size_t r = s; r != ipdom[b] && r != exitNode; r = ipdom[r]) {
-          if (unsafe_[r]) break;  // reaches no exit: already unsafe
+        // A successor from which the kernel is never left is unsafe already.
+        for (size_t r = s; r != exitNode && r != ipdom[b] && reaches[r]; r = ipdom[r])
           dependents_[b].push_back(static_cast<uint32_t>(r));
-        }
       }
     }
   }

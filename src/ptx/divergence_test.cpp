@@ -81,12 +81,15 @@ TEST_F(Divergence, WarpIndexOfAOneDimensionalBlockIsUniform) {
     b.replace(b.find("SHIFT"), 5, shift);
     return b;
   };
-  analyze(".maxntid 128, 1, 1", with("5"));
+  analyze(".reqntid 128, 1, 1", with("5"));
   EXPECT_FALSE(withoutLaneZero(1));
-  analyze(".maxntid 128, 1, 1", with("4"));
+  analyze(".reqntid 128, 1, 1", with("4"));
   EXPECT_TRUE(withoutLaneZero(1));
-  // Without a one-dimensional block a warp may span two rows of %tid.x.
+  // Without a one-dimensional block a warp may span two rows of %tid.x; .maxntid bounds only the
+  // thread count (128 threads may run as 48 x 2).
   analyze("", with("5"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(".maxntid 128, 1, 1", with("5"));
   EXPECT_TRUE(withoutLaneZero(1));
   analyze(".reqntid 64, 2, 1", with("5"));
   EXPECT_FALSE(withoutLaneZero(1));  // rows of 64: still whole warps
@@ -99,7 +102,7 @@ TEST_F(Divergence, ThreadIndexComparisonsOnWarpBoundaries) {
     return "\tmov.u32 \t%r1, %tid.x;\n" + compute +
            "\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tret;\n";
   };
-  const std::string oneD = ".maxntid 128, 1, 1";
+  const std::string oneD = ".reqntid 128, 1, 1";
   analyze(oneD, body("\tadd.s32 \t%r2, %r1, 31;\n\tsetp.gt.u32 \t%p1, %r2, 62;\n"));
   EXPECT_FALSE(withoutLaneZero(1));
   analyze(oneD, body("\tadd.s32 \t%r2, %r1, 31;\n\tsetp.lt.u32 \t%p1, %r2, 63;\n"));
@@ -125,9 +128,9 @@ TEST_F(Divergence, LoopIndexSteppingByWholeWarps) {
     b.replace(b.find("STEP"), 4, step);
     return b;
   };
-  analyze(".maxntid 128, 1, 1", with("96"));
+  analyze(".reqntid 128, 1, 1", with("96"));
   EXPECT_FALSE(withoutLaneZero(1));
-  analyze(".maxntid 128, 1, 1", with("48"));
+  analyze(".reqntid 128, 1, 1", with("48"));
   EXPECT_TRUE(withoutLaneZero(1));
 }
 
@@ -204,6 +207,73 @@ TEST_F(Divergence, UniformBranchInsideADivergedRegion) {
   EXPECT_TRUE(withoutLaneZero(1));
   EXPECT_TRUE(withoutLaneZero(2));
   EXPECT_FALSE(withoutLaneZero(3));
+}
+
+// After a lane-dependent ret lane 0 may be gone from everything the ret's path reaches, also
+// past blocks found unsafe for another reason first (here a diverged if/else that the CFG lists
+// before the ret).
+TEST_F(Divergence, GuardedExitReachesPastDivergedArms) {
+  analyze("",
+          "\tbra.uni \t$LA;\n"
+          "$LB:\n\tmov.u32 \t%r4, %laneid;\n\tsetp.lt.u32 \t%p2, %r4, 16;\n"
+          "\t@%p2 bra \t$L2;\n\tadd.s32 \t%r9, %r9, 2;\n\tbra.uni \t$L3;\n"
+          "$L2:\n\tadd.s32 \t%r9, %r9, 3;\n"
+          "$L3:\n\tadd.s32 \t%r9, %r9, 4;\n\tret;\n"
+          "$LA:\n\tmov.u32 \t%r1, %laneid;\n\tsetp.lt.u32 \t%p1, %r1, 7;\n"
+          "\tadd.s32 \t%r9, %r9, 1;\n\t@%p1 ret;\n\tbra.uni \t$LB;\n");
+  EXPECT_FALSE(withoutLaneZero(1));
+  EXPECT_TRUE(withoutLaneZero(2));
+  EXPECT_TRUE(withoutLaneZero(4));
+}
+
+// A loop left only through guarded rets still has post-dominators: a diverged arm inside it and
+// the join after the arm are told apart.
+TEST_F(Divergence, LoopLeftOnlyThroughGuardedReturns) {
+  analyze("",
+          "\tld.param.u32 \t%r3, [k_param_1];\n\tmov.u32 \t%r1, %laneid;\n$L1:\n"
+          "\tsetp.eq.s32 \t%p2, %r3, 0;\n\t@%p2 ret;\n\tsetp.lt.u32 \t%p1, %r1, 16;\n"
+          "\t@%p1 bra \t$L2;\n\tadd.s32 \t%r9, %r9, 1;\n\tadd.s32 \t%r9, %r9, 2;\n"
+          "$L2:\n\tadd.s32 \t%r9, %r9, 3;\n\tadd.s32 \t%r3, %r3, -1;\n\tbra.uni \t$L1;\n");
+  EXPECT_TRUE(withoutLaneZero(1));
+  EXPECT_FALSE(withoutLaneZero(3));
+}
+
+// Values each lane holds its own of, whatever the operands: a load through a generic address
+// (a local variable in a debug build), a matrix fragment, a call's return value.
+TEST_F(Divergence, PerLaneValuesFromUniformOperands) {
+  const std::string branch =
+      "\tsetp.eq.s32 \t%p1, %r2, 0;\n\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n$L1:\n\tret;\n";
+  analyze("", "\tld.param.u64 \t%rd1, [k_param_0];\n\tld.u32 \t%r2, [%rd1];\n" + branch);
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze("",
+          "\tld.param.u32 \t%r1, [k_param_1];\n"
+          "\tldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r2}, [%r1];\n" +
+              branch);
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze("", "\tcall.uni (%r2), f, (%r1);\n" + branch);
+  EXPECT_TRUE(withoutLaneZero(1));
+}
+
+// %tid.x + k where the lanes' values straddle zero: signed division truncates towards zero, and
+// a 32-bit immediate that reads as a large number is a negative offset.
+TEST_F(Divergence, ThreadIndexAcrossZero) {
+  const auto body = [](const std::string& compute) {
+    return "\tmov.u32 \t%r1, %tid.x;\n" + compute +
+           "\tsetp.eq.s32 \t%p1, %r3, 0;\n\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n"
+           "$L1:\n\tret;\n";
+  };
+  const std::string oneD = ".reqntid 128, 1, 1";
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, -32;\n\tdiv.s32 \t%r3, %r2, 32;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, 32;\n\tdiv.s32 \t%r3, %r2, 32;\n"));
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, -32;\n\tshr.s32 \t%r3, %r2, 5;\n"));
+  EXPECT_FALSE(withoutLaneZero(1));  // a shift rounds down: -32..-1 all give -1
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, 0xFFFFFFF0;\n\tsetp.lt.u32 \t%p3, %r2, 16;\n"
+                     "\tselp.u32 \t%r3, 1, 0, %p3;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(oneD, body("\tadd.s32 \t%r2, %r1, 040;\n\tshr.u32 \t%r3, %r2, 5;\n"));
+  EXPECT_FALSE(withoutLaneZero(1));  // octal 040 = 32: aligned
 }
 
 }  // namespace

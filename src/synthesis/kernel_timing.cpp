@@ -34,9 +34,11 @@ Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) 
     const std::string name = k.value("kernel", std::string());
     if (!kernel.empty() && name != kernel && program::demangle(name) != program::demangle(kernel))
       continue;
+    // A record without both times (CUPTI leaves them 0 when it could not take them) is no
+    // duration.
     const auto start = k.value("start_ns", uint64_t{0});
     const auto end = k.value("end_ns", uint64_t{0});
-    if (end >= start) launches.push_back({start, end - start});
+    if (start != 0 && end >= start) launches.push_back({start, end - start});
   }
   std::stable_sort(launches.begin(), launches.end(),
                    [](const Launch& a, const Launch& b) { return a.start < b.start; });
@@ -58,8 +60,7 @@ Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) 
       {"kernel", kernel}, {"launches", launches.size()}, {"count", s.count}, {"total", s.total},
       {"mean", s.mean},   {"median", s.median},          {"p95", s.p95},     {"min", s.min},
       {"max", s.max},     {"per_launch", perLaunch}};
-  if (doc.contains("sass_check") && !doc["sass_check"].is_null())
-    out["sass_check"] = doc["sass_check"];
+  if (doc.contains("sass_check")) out["sass_check"] = doc["sass_check"];
   std::string others;
   for (const auto& clause : scope.clauses)
     if (clause.coordinate != query::Coordinate::Launch)

@@ -102,6 +102,10 @@ def timings(example, layout, work, capacity=256):
 IMPLIED = {"warp_specialized": {"producer": 16 * 4, "producer/mainloop": 16 * 16,
                                 "producer/mainloop/tma_load": 16 * 16}}
 
+# Passes run without lane 0 each example loses (measured on the H200): nested_regions' combine
+# sits on a data-dependent branch whose two arms every warp runs apart.
+LOST = {"tma_gemm": 0, "nested_regions": 131072, "warp_specialized": 0}
+
 with tempfile.TemporaryDirectory() as work:
     for example in ("tma_gemm", "nested_regions", "warp_specialized"):
         full, compact = (timings(example, layout, work) for layout in ("full", "compact"))
@@ -110,6 +114,8 @@ with tempfile.TemporaryDirectory() as work:
         check(full.get("dropped") == compact.get("dropped") and full.get("invalid_records") == 0,
               f"{example} full: dropped {full.get('dropped')} (compact {compact.get('dropped')}), "
               f"invalid {full.get('invalid_records')}")
+        check(compact.get("dropped") == LOST[example],
+              f"{example} compact: {compact.get('dropped')} dropped, {LOST[example]} expected")
         check(compact.get("dropped") == compact["lost_in_notes"] and
               compact.get("invalid_records") == 0,
               f"{example} compact: dropped {compact.get('dropped')} (lost apart from lane 0: "

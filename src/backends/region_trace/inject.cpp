@@ -625,7 +625,8 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
         reportError("launch " + std::to_string(p.line.seq) + " (" + p.line.kernel + "): " + lost);
       }
       // Counted: what the slots could not keep, what the expansion could not place, and what
-      // lanes that ran more markers than lane 0 lost (format.h says what is not seen).
+      // lanes ran without lane 0: more markers than lane 0, or passes that the lost-counting
+      // end markers counted in the slot's lost word (format.h).
       header.dropped += expanded.dropped;
       p.line.capacityPerWarp = expanded.capacityPerWarp;
       records = std::move(expanded.records);

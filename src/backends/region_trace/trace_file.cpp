@@ -86,10 +86,11 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     bool closed = valid(close) && closes(close);
     for (std::uint64_t i = count; closed && i < recordPlaces; ++i) closed = !valid(slot[i]);
     if (!closed) {
-      if (const std::uint64_t written = recordsIn(recordPlaces); written > 0 || highest > 0) {
+      if (const std::uint64_t written = recordsIn(recordPlaces);
+          written > 0 || highest > 0 || withoutLaneZero > 0) {
         ++out.unclosedSlots;
-        out.unclosedRecords += std::max(written, highest);
-        out.dropped += std::max(written, highest);
+        out.unclosedRecords += std::max({written, highest, withoutLaneZero});
+        out.dropped += std::max({written, highest, withoutLaneZero});
       }
       continue;
     }

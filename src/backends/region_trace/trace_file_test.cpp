@@ -234,7 +234,7 @@ TEST(ReportTo, AppendsPrefixedLinesToErrorsTxt) {
 // (place 2 cap - 2's second word) counts them even where every lane ran as many markers as lane
 // 0; where both counts say something, the larger one is the lower bound.
 TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
-  std::vector<trace::CompactRecord> area(12);
+  std::vector<trace::CompactRecord> area(16);
   const std::uint32_t meta = trace::kValidBit | 1u;
   const auto closing = [&](std::uint32_t count) {
     return trace::CompactRecord{count, 0, meta | trace::kClosingBit, 1000};
@@ -251,11 +251,16 @@ TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
   area[8] = {50, 60, meta, 0};
   area[10] = {1, 0, 0, 0};
   area[11] = closing(1);
-  const ExpandedRecords out = expandCompactRecords(area, 3, 2, 3);
+  // Slot 3: no closing record (the warp left by a path that writes none); only the 4 passes
+  // without lane 0 say it ran anything.
+  area[14] = {0, 4, 0, 0};
+  const ExpandedRecords out = expandCompactRecords(area, 4, 2, 4);
   EXPECT_EQ(out.records.size(), 3u);
   EXPECT_EQ(out.partedSlots, 2u);
   EXPECT_EQ(out.partedRecords, 3u + 2u);
-  EXPECT_EQ(out.dropped, 5u);
+  EXPECT_EQ(out.unclosedSlots, 1u);
+  EXPECT_EQ(out.unclosedRecords, 4u);
+  EXPECT_EQ(out.dropped, 5u + 4u);
 }
 
 // A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records

@@ -255,7 +255,8 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
   }
   // The reference build is the painted one: its SASS must be the unpainted program's, or the
   // durations are another program's.
-  json sassCheck;
+  json sassCheck = {{"painted_equals_unpainted", nullptr},
+                    {"detail", "not checked: the task has no unpainted and painted PTX inputs"}};
   if (ctx.inputs.contains("unpainted_ptx") && ctx.inputs.contains("ptx")) {
     auto unpainted = ctx.readInput("unpainted_ptx", "cupti_activity");
     auto painted = ctx.readInput("ptx", "cupti_activity");
