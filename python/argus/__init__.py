@@ -179,6 +179,9 @@ class Report:
     not_collected: list
     failures: list
     raw: dict = field(repr=False)
+    #: With ``duration`` and ``kernel_duration`` both answered: what tracing cost the kernel
+    #: (derived: the traced launches' CUPTI median less the untraced build's), else None.
+    trace_cost: Optional[dict] = None
 
     def signal(self, name: str) -> Signal:
         if name not in self.signals:
@@ -217,7 +220,7 @@ def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = 
                             reason=entry.get("reason"), error=entry.get("error"))
     return Report(kernel=raw.get("kernel", ""), region=raw.get("region", ""), signals=sigs,
                   not_collected=raw.get("not_collected", []), failures=raw.get("failures", []),
-                  raw=raw)
+                  raw=raw, trace_cost=raw.get("trace_cost"))
 
 
 def fork(version: str, edited: Optional[dict] = None, *, workspace: PathLike,

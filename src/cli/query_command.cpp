@@ -1,5 +1,6 @@
 // `argus query`: plan, build, run, synthesize and report a region query.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -374,6 +375,28 @@ int runQuery(const QueryCommandOptions& o) {
     }
     signals[signal] = entry;
   }
+  // With both the traced run's kernel times and the untraced reference build's, what tracing
+  // cost the kernel: derived from two runs' CUPTI medians.
+  json traceCost;
+  if (signals.contains("duration") && signals.contains("kernel_duration")) {
+    const json traced =
+        signals["duration"].value("value", json::object()).value("traced_kernel", json::object());
+    const json untraced = signals["kernel_duration"].value("value", json::object());
+    if (traced.contains("median") && untraced.contains("median") &&
+        untraced["median"].get<double>() > 0) {
+      const double t = traced["median"].get<double>();
+      const double u = untraced["median"].get<double>();
+      traceCost = {{"unit", "ns"},
+                   {"qualification", "derived"},
+                   {"traced_median", t},
+                   {"untraced_median", u},
+                   {"added", t - u},
+                   {"relative", (t - u) / u},
+                   {"from",
+                    "the traced launches' CUPTI median (duration's traced_kernel) less "
+                    "the untraced reference build's (kernel_duration), two runs"}};
+    }
+  }
   json result{{"schema", "argus.report/1"},
               {"query", query::toJson(q)},
               {"program_version", prepared->plan.programVersion},
@@ -383,6 +406,7 @@ int runQuery(const QueryCommandOptions& o) {
               {"region", prepared->plan.regionPath},
               {"region_id", prepared->plan.regionId},
               {"signals", signals},
+              {"trace_cost", traceCost},
               {"not_collected", notCollected},
               {"failures", failures},
               {"run",
@@ -467,6 +491,9 @@ int runQuery(const QueryCommandOptions& o) {
         }
         fmt::print("  launches {}, dropped records {}\n", value.value("launches", 0),
                    value.value("dropped", 0));
+        if (value.contains("traced_kernel"))
+          fmt::print("  traced kernel (CUPTI, this run): median {} per launch\n",
+                     formatNs(value["traced_kernel"].value("median", 0.0)));
         for (const auto& note : value.value("launch_notes", nlohmann::json::array()))
           fmt::print("  note: {}\n", note.get<std::string>());
       } else if (signal == "kernel_duration" && value.contains("median")) {
@@ -484,6 +511,15 @@ int runQuery(const QueryCommandOptions& o) {
       if (entry.contains("provenance"))
         fmt::print("  provenance: {}\n", entry["provenance"].dump());
     }
+    if (!traceCost.is_null())
+      fmt::print(
+          "\ntrace cost (ns, derived): the traced kernel's median {} against the untraced "
+          "one's {}: {}{} ({:+.2f} %)\n",
+          formatNs(traceCost["traced_median"].get<double>()),
+          formatNs(traceCost["untraced_median"].get<double>()),
+          traceCost["added"].get<double>() >= 0 ? "+" : "-",
+          formatNs(std::abs(traceCost["added"].get<double>())),
+          100.0 * traceCost["relative"].get<double>());
     fmt::print("{}", discoveryText);
     if (!notCollected.empty()) {
       fmt::print("\nnot run:\n");

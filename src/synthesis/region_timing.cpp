@@ -58,10 +58,18 @@ constexpr size_t kMaxNotes = 8;
 /// `notes`: what the injection library said of the launches (why records were dropped).
 json timingJson(const trace::DecodedTrace& all, const trace::TraceMap& map,
                 const std::string& regionPath, size_t launches,
-                const std::vector<std::string>& notes = {}) {
+                const std::vector<std::string>& notes = {},
+                const std::vector<uint64_t>& kernelNs = {}) {
   auto stats = trace::regionStatistics(all, map);
   json statistics = trace::statisticsJson(stats, all, map);
   if (!notes.empty()) statistics["launch_notes"] = notes;
+  // The traced launches' own kernel times (CUPTI, the traced run): against kernel_duration's
+  // untraced ones, what the trace cost the kernel.
+  if (!kernelNs.empty()) {
+    const trace::DurationStats k = trace::durationStats(kernelNs);
+    statistics["traced_kernel"] = {
+        {"count", k.count}, {"mean", k.mean}, {"median", k.median}, {"min", k.min}, {"max", k.max}};
+  }
   // Only the queried subtree.
   json regions = json::array();
   for (const auto& r : statistics["regions"])
@@ -106,7 +114,8 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
   int64_t launchIndex = -1;
   size_t launches = 0;
   std::vector<std::string> notes;
-  size_t noted = 0;  // launches with a note
+  std::vector<uint64_t> kernelNs;  // the selected launches' CUPTI kernel times
+  size_t noted = 0;                // launches with a note
   for (const auto& launch : bundle->launches) {
     if (launch.buffer.empty()) continue;
     ++launchIndex;
@@ -123,6 +132,8 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
         std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), *parsed);
     if (!decoded) return std::unexpected(decoded.error());
     ++launches;
+    if (launch.info.contains("kernel_ns") && launch.info["kernel_ns"].is_number_unsigned())
+      kernelNs.push_back(launch.info["kernel_ns"].get<uint64_t>());
     if (const std::string note = launch.info.value("note", "");
         !note.empty() && ++noted <= kMaxNotes)
       notes.push_back(fmt::format("launch {}: {}", launch.info.value("seq", 0), note));
@@ -136,7 +147,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
   if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
   if (noted > kMaxNotes)
     notes.back() += fmt::format(" ({} further launches' notes left out)", noted - kMaxNotes);
-  return timingJson(all, *map, regionPath, launches, notes);
+  return timingJson(all, *map, regionPath, launches, notes, kernelNs);
 }
 
 Result<json> bundleTimeline(std::string_view bundleBytes) {

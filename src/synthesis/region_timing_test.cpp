@@ -55,6 +55,7 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   ASSERT_EQ(d["regions"].size(), 1u);
   EXPECT_EQ(d["regions"][0]["duration"]["count"], 3);
   EXPECT_EQ(d["launch_notes"], json::array({"launch 0: " + lost, "launch 2: " + lost}));
+  EXPECT_FALSE(d.contains("traced_kernel"));  // no kernel times in the bundle
 
   // Quiet launches add no notes; many noisy ones are capped and say so.
   auto quiet = regionTiming(backends::encodeBundle(bundleWith({"", ""})), "", *scope);
@@ -72,6 +73,28 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
                             "", *scope);
   ASSERT_TRUE(eight.has_value()) << eight.error().text();
   EXPECT_EQ((*eight)["duration"]["launch_notes"].back(), "launch 7: " + lost);
+}
+
+// The traced launches' CUPTI kernel times (joined by the collection) become traced_kernel
+// statistics over the launches the scope selects.
+TEST(RegionTiming, TracedKernelTimesOfTheSelectedLaunches) {
+  backends::TraceBundle bundle = bundleWith({"", "", ""});
+  bundle.launches[0].info["kernel_ns"] = 1000;
+  bundle.launches[1].info["kernel_ns"] = 3000;
+  bundle.launches[2].info["kernel_ns"] = 2000;
+  const auto all = query::parseScope("");
+  const auto first = query::parseScope("launch=0..1");
+  ASSERT_TRUE(all.has_value() && first.has_value());
+  auto timing = regionTiming(backends::encodeBundle(bundle), "", *all);
+  ASSERT_TRUE(timing.has_value()) << timing.error().text();
+  const json& k = (*timing)["duration"]["traced_kernel"];
+  EXPECT_EQ(k["count"], 3);
+  EXPECT_EQ(k["median"], 2000.0);
+  EXPECT_EQ(k["max"], 3000);
+  auto two = regionTiming(backends::encodeBundle(bundle), "", *first);
+  ASSERT_TRUE(two.has_value()) << two.error().text();
+  EXPECT_EQ((*two)["duration"]["traced_kernel"]["median"], 2000.0);
+  EXPECT_EQ((*two)["duration"]["traced_kernel"]["count"], 2);
 }
 
 }  // namespace

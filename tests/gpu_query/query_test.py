@@ -8,7 +8,9 @@
    65,536 occurrences per launch and a median duration ratio near 512/64 = 8.
 3. kernel_duration (CUPTI, the untraced reference build, its own run): TMA GEMM's one launch, and
    for the seed kernel at inner 512 within 10 % of 64 traced occurrences' median (a warp runs its
-   64 occurrences one after another, and the trace adds about 1 us to a 0.7 ms kernel).
+   64 occurrences one after another, and the trace adds about 1 us to a 0.7 ms kernel), and
+   the report's derived trace cost (the traced launch's kernel time less the untraced one) within
+   5 % there.
 Exits 77 (skip) when there is no GPU. Usage: query_test.py ARGUS SOURCE_DIR
 """
 import os
@@ -39,6 +41,11 @@ with tempfile.TemporaryDirectory() as ws:
           "tma_gemm: tma_load + mma totals <= mainloop total")
     check(report["signals"]["duration"]["value"].get("dropped", 1) == 0, "tma_gemm: no dropped records")
     check(report["signals"]["duration"]["qualification"] == "observed", "qualification is observed")
+    traced = report["signals"]["duration"]["value"].get("traced_kernel", {})
+    check(traced.get("count") == 1 and traced.get("median", 0) > 0,
+          f"tma_gemm: the traced launch's own kernel time ({traced})")
+    check((report.get("trace_cost") or {}).get("qualification") == "derived",
+          f"tma_gemm: a derived trace cost ({report.get('trace_cost')})")
     kd = report["signals"]["kernel_duration"]
     check(kd.get("qualification") == "observed" and kd.get("value", {}).get("count") == 1 and
           kd["value"].get("median", 0) > 0,
@@ -60,6 +67,10 @@ with tempfile.TemporaryDirectory() as ws:
         check(k["count"] == 1 and k["launches"] == 2, f"seed launch {launch}: kernel_duration of "
               f"{k['count']} of {k['launches']} launches, expected 1 of 2")
         if launch == 1:
+            cost = r.get("trace_cost") or {}
+            check(abs(cost.get("relative", 1.0)) < 0.05,
+                  f"seed inner 512: the trace cost the kernel {cost.get('added')} ns "
+                  f"({100 * cost.get('relative', 1.0):.2f} %), expected within 5 %")
             ratio = 64 * d["median"] / k["median"]
             check(0.9 <= ratio <= 1.1, f"seed inner 512: 64 occurrences' median {64 * d['median']:.0f} "
                   f"ns against the untraced kernel's {k['median']:.0f} ns (ratio {ratio:.3f})")

@@ -60,6 +60,12 @@ struct TraceBundle {
 [[nodiscard]] std::optional<std::string> userSetting(const program::ProgramSpec& spec,
                                                      const char* name);
 
+/// Adds to each launch whose `seq` a kernels.jsonl record (the injection library's CUPTI kernel
+/// records) carries its kernel time: info["kernel_ns"] (end - start). Records with seq -1 (the
+/// library did not know the launch) and launches without a record are left alone.
+void addKernelTimes(std::vector<BundleLaunch>& launches,
+                    const std::vector<nlohmann::json>& kernels);
+
 /// How many streams the kernels of a kernels.jsonl (the injection library's CUPTI kernel records,
 /// one object a line) ran on: distinct (context, stream) pairs, as CUPTI's stream ids are unique
 /// within a context only. nullopt when no record has a stream (no kernel activity, or a library

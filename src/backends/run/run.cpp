@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -192,6 +193,9 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   auto launches = readTraceDir(traceDir);
   if (!launches) return std::unexpected(launches.error());
   bundle.launches = std::move(*launches);
+  // Each traced launch's own kernel time (CUPTI, in this run): what the trace cost the kernel,
+  // against kernel_duration's untraced one.
+  addKernelTimes(bundle.launches, kernels);
   size_t traced = 0;
   for (const auto& l : bundle.launches) traced += !l.buffer.empty();
   if (traced == 0)
@@ -294,6 +298,21 @@ std::optional<std::string> userSetting(const program::ProgramSpec& spec, const c
     return it->second;
   if (const char* value = std::getenv(name)) return std::string(value);
   return std::nullopt;
+}
+
+void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>& kernels) {
+  std::map<std::int64_t, std::uint64_t> nsOfSeq;
+  for (const json& k : kernels) {
+    const auto seq = k.value("seq", std::int64_t{-1});
+    const auto start = k.value("start_ns", std::uint64_t{0});
+    const auto end = k.value("end_ns", std::uint64_t{0});
+    if (seq >= 0 && start != 0 && end >= start) nsOfSeq[seq] = end - start;
+  }
+  for (BundleLaunch& launch : launches) {
+    if (!launch.info.contains("seq") || !launch.info["seq"].is_number_integer()) continue;
+    if (auto it = nsOfSeq.find(launch.info["seq"].get<std::int64_t>()); it != nsOfSeq.end())
+      launch.info["kernel_ns"] = it->second;
+  }
 }
 
 std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {

@@ -60,6 +60,24 @@ TEST(KernelStreams, CountsContextStreamPairsAndSaysWhenUnknown) {
 
 // A setting the program runs with: the spec's run.env wins over Argus's own environment, which the
 // program inherits; neither: nullopt.
+// Each traced launch gets the kernel time CUPTI recorded for its seq; unknown seqs and
+// launches without a record stay as they were.
+TEST(KernelTimes, JoinedToTracedLaunchesBySeq) {
+  std::vector<BundleLaunch> launches(3);
+  launches[0].info = {{"seq", 0}, {"kernel", "k"}};
+  launches[1].info = {{"seq", 1}, {"kernel", "k"}};
+  launches[2].info = {{"kernel", "k"}};
+  const std::vector<nlohmann::json> kernels = {
+      {{"seq", 1}, {"start_ns", 1000}, {"end_ns", 1750}},
+      {{"seq", -1}, {"start_ns", 2000}, {"end_ns", 2100}},
+      {{"seq", 0}, {"start_ns", 0}, {"end_ns", 0}},  // no times: no duration
+  };
+  addKernelTimes(launches, kernels);
+  EXPECT_FALSE(launches[0].info.contains("kernel_ns"));
+  EXPECT_EQ(launches[1].info["kernel_ns"], 750);
+  EXPECT_FALSE(launches[2].info.contains("kernel_ns"));
+}
+
 TEST(UserSetting, SpecThenEnvironmentThenNone) {
   const char* name = "ARGUS_TEST_USER_SETTING";
   ::unsetenv(name);
