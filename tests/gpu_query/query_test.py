@@ -70,7 +70,8 @@ with tempfile.TemporaryDirectory() as ws:
             cost = r.get("trace_cost") or {}
             check(abs(cost.get("relative", 1.0)) < 0.10,
                   f"seed inner 512: the trace cost the kernel {cost.get('added')} ns "
-                  f"({100 * cost.get('relative', 1.0):.2f} %), expected within 10 % (the loop's schedule alone moves it 5 %)")
+                  f"({100 * cost.get('relative', 1.0):.2f} %), expected within 10 % (the "
+                  f"loop's schedule alone moves it 5 %)")
             ratio = 64 * d["median"] / k["median"]
             check(0.9 <= ratio <= 1.1, f"seed inner 512: 64 occurrences' median {64 * d['median']:.0f} "
                   f"ns against the untraced kernel's {k['median']:.0f} ns (ratio {ratio:.3f})")
