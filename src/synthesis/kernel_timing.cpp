@@ -9,6 +9,7 @@
 
 #include "argus/program/program.h"
 #include "argus/trace/decode.h"
+#include "evidence_executor.h"
 
 namespace argus::synthesis {
 namespace {
@@ -75,20 +76,16 @@ Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) 
 }
 
 void registerKernelTimingExecutor(runtime::ExecutorRegistry& registry) {
-  (void)registry.add(runtime::ExecutorRecord{
+  (void)registry.add(evidenceExecutor(
       "kernel_timing", "CUPTI kernel durations of the reference build's launches",
-      std::make_shared<runtime::FunctionExecutor>(
-          [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
-            auto bytes = ctx.readInput("evidence", "synthesis");
-            if (!bytes) return std::unexpected(bytes.error());
-            auto scope = query::parseScope(ctx.task.scope);
-            if (!scope) return std::unexpected(scope.error());
-            auto timing = kernelTiming(*bytes, *scope);
-            if (!timing) return std::unexpected(timing.error());
-            runtime::TaskOutputs out;
-            out.artifacts["kernel_duration"] = runtime::Artifact::fromData(timing->dump());
-            return out;
-          })});
+      [](const std::string& bytes, const runtime::TaskDescriptor&,
+         const query::Scope& scope) -> Result<runtime::TaskOutputs> {
+        auto timing = kernelTiming(bytes, scope);
+        if (!timing) return std::unexpected(timing.error());
+        runtime::TaskOutputs out;
+        out.artifacts["kernel_duration"] = runtime::Artifact::fromData(timing->dump());
+        return out;
+      }));
 }
 
 }  // namespace argus::synthesis

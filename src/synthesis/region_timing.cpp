@@ -9,6 +9,7 @@
 
 #include "argus/backends/run.h"
 #include "argus/trace/decode.h"
+#include "evidence_executor.h"
 
 namespace argus::synthesis {
 namespace {
@@ -170,22 +171,17 @@ Result<json> bundleTimeline(std::string_view bundleBytes) {
 }
 
 void registerSynthesisExecutors(runtime::ExecutorRegistry& registry) {
-  (void)registry.add(runtime::ExecutorRecord{
+  (void)registry.add(evidenceExecutor(
       "region_timing", "decodes region-trace evidence into observed per-region durations",
-      std::make_shared<runtime::FunctionExecutor>(
-          [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
-            auto bytes = ctx.readInput("evidence", "synthesis");
-            if (!bytes) return std::unexpected(bytes.error());
-            auto scope = query::parseScope(ctx.task.scope);
-            if (!scope) return std::unexpected(scope.error());
-            auto result = regionTiming(*bytes, ctx.task.region, *scope);
-            if (!result) return std::unexpected(result.error());
-            runtime::TaskOutputs out;
-            out.artifacts["duration"] = runtime::Artifact::fromData((*result)["duration"].dump());
-            out.artifacts["occurrences"] =
-                runtime::Artifact::fromData((*result)["occurrences"].dump());
-            return out;
-          })});
+      [](const std::string& bytes, const runtime::TaskDescriptor& task,
+         const query::Scope& scope) -> Result<runtime::TaskOutputs> {
+        auto result = regionTiming(bytes, task.region, scope);
+        if (!result) return std::unexpected(result.error());
+        runtime::TaskOutputs out;
+        out.artifacts["duration"] = runtime::Artifact::fromData((*result)["duration"].dump());
+        out.artifacts["occurrences"] = runtime::Artifact::fromData((*result)["occurrences"].dump());
+        return out;
+      }));
 }
 
 }  // namespace argus::synthesis
