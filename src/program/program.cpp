@@ -331,6 +331,10 @@ Result<std::string> frontEndPtx(const ProgramSpec& spec,
   return runNvccPtx(spec.includeDirs, flags, spec.arch, spec.sources.front());
 }
 
+bool sameKernelName(const std::string& a, const std::string& b) {
+  return a == b || demangle(a) == demangle(b);
+}
+
 Result<const ptx::FunctionRegions*> findKernel(const std::vector<ptx::FunctionRegions>& functions,
                                                const std::string& name) {
   std::vector<const ptx::FunctionRegions*> kernels;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "argus/backends/run.h"
 #include "argus/program/program.h"
 #include "argus/trace/decode.h"
 #include "evidence_executor.h"
@@ -32,14 +33,10 @@ Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) 
   };
   std::vector<Launch> launches;
   for (const json& k : doc["kernels"]) {
-    const std::string name = k.value("kernel", std::string());
-    if (!kernel.empty() && name != kernel && program::demangle(name) != program::demangle(kernel))
+    if (!kernel.empty() && !program::sameKernelName(k.value("kernel", std::string()), kernel))
       continue;
-    // A record without both times (CUPTI leaves them 0 when it could not take them) is no
-    // duration.
-    const auto start = k.value("start_ns", uint64_t{0});
-    const auto end = k.value("end_ns", uint64_t{0});
-    if (start != 0 && end >= start) launches.push_back({start, end - start});
+    if (const auto times = backends::kernelRecordTimes(k))
+      launches.push_back({times->first, times->second});
   }
   std::stable_sort(launches.begin(), launches.end(),
                    [](const Launch& a, const Launch& b) { return a.start < b.start; });

@@ -60,6 +60,11 @@ struct TraceBundle {
 [[nodiscard]] std::optional<std::string> userSetting(const program::ProgramSpec& spec,
                                                      const char* name);
 
+/// A kernels.jsonl record's (start_ns, end_ns - start_ns); nothing when it lacks either time
+/// (CUPTI leaves them 0 when it could not take them) or they are out of order.
+[[nodiscard]] std::optional<std::pair<std::uint64_t, std::uint64_t>> kernelRecordTimes(
+    const nlohmann::json& record);
+
 /// Adds to each launch whose `seq` a kernels.jsonl record (the injection library's CUPTI kernel
 /// records) carries its kernel time: info["kernel_ns"] (end - start). Records with seq -1 (the
 /// library did not know the launch) and launches without a record are left alone.

@@ -79,4 +79,8 @@ struct ProgramPtx {
 /// Demangled C++ name, or the name itself when it is not mangled.
 [[nodiscard]] std::string demangle(const std::string& name);
 
+/// Whether two names of a kernel are the same kernel: equal, or equal once demangled (CUPTI and
+/// PTX may give either form of a C++ kernel's name).
+[[nodiscard]] bool sameKernelName(const std::string& a, const std::string& b);
+
 }  // namespace argus::program

@@ -208,12 +208,6 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   return outputs;
 }
 
-/// Whether CUPTI's kernel name `seen` is the kernel `name` (the PTX entry's name, mangled for C++
-/// kernels; CUPTI may report either form).
-bool sameKernel(const std::string& seen, const std::string& name) {
-  return seen == name || program::demangle(seen) == program::demangle(name);
-}
-
 /// kernel_duration's collection: the reference build (markers painted away, no trace buffer) run
 /// under the injection library, which writes CUPTI's kernel records; the evidence is those
 /// records, with the kernel asked about (config `kernel`) and how the run went.
@@ -227,38 +221,8 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
   fs::create_directories(ctx.taskDir, ec);
   auto exe = materializeExecutable(exeInput->second, ctx.taskDir);
   if (!exe) return std::unexpected(exe.error());
-  const fs::path traceDir = ctx.taskDir / "trace";
-  auto injection = injectionRun(spec, traceDir);
-  if (!injection) return std::unexpected(injection.error());
-  const auto& moduleLoading = injection->moduleLoading;
-  auto ran = runVariant(spec, ctx, *exe, std::move(injection->environment), "cupti_activity");
-  if (!ran) return std::unexpected(ran.error());
-  std::string errors;
-  if (auto text = readFile(traceDir / "errors.txt")) errors = *text;
-  json kernels = json::array();
-  std::set<std::string> others;
-  size_t matching = 0;
-  for (json& k : jsonObjectLines(traceDir / "kernels.jsonl")) {
-    const std::string name = k.value("kernel", std::string());
-    if (kernel.empty() || sameKernel(name, kernel)) {
-      ++matching;
-    } else {
-      others.insert(program::demangle(name));
-    }
-    kernels.push_back(std::move(k));
-  }
-  if (matching == 0) {
-    std::string seen;
-    for (const auto& name : others) seen += (seen.empty() ? "" : ", ") + name;
-    return fail("cupti_activity",
-                fmt::format("the program ran, but CUPTI saw no launch of kernel `{}` ({}); is it "
-                            "the kernel the program launches? injection errors: {}",
-                            program::demangle(kernel),
-                            seen.empty() ? "no kernels at all" : "kernels seen: " + seen,
-                            errors.empty() ? "none" : errors));
-  }
   // The reference build is the painted one: its SASS must be the unpainted program's, or the
-  // durations are another program's.
+  // durations are another program's. Checked first: no GPU run for a build that fails it.
   json sassCheck = {{"painted_equals_unpainted", nullptr},
                     {"detail", "not checked: the task has no unpainted and painted PTX inputs"}};
   if (ctx.inputs.contains("unpainted_ptx") && ctx.inputs.contains("ptx")) {
@@ -275,6 +239,36 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
                               "its kernel durations would be another program's",
                               check->value("detail", std::string())));
     sassCheck = std::move(*check);
+  }
+  const fs::path traceDir = ctx.taskDir / "trace";
+  auto injection = injectionRun(spec, traceDir);
+  if (!injection) return std::unexpected(injection.error());
+  const auto& moduleLoading = injection->moduleLoading;
+  auto ran = runVariant(spec, ctx, *exe, std::move(injection->environment), "cupti_activity");
+  if (!ran) return std::unexpected(ran.error());
+  std::string errors;
+  if (auto text = readFile(traceDir / "errors.txt")) errors = *text;
+  json kernels = json::array();
+  std::set<std::string> others;
+  size_t matching = 0;
+  for (json& k : jsonObjectLines(traceDir / "kernels.jsonl")) {
+    const std::string name = k.value("kernel", std::string());
+    if (kernel.empty() || program::sameKernelName(name, kernel)) {
+      ++matching;
+    } else {
+      others.insert(program::demangle(name));
+    }
+    kernels.push_back(std::move(k));
+  }
+  if (matching == 0) {
+    std::string seen;
+    for (const auto& name : others) seen += (seen.empty() ? "" : ", ") + name;
+    return fail("cupti_activity",
+                fmt::format("the program ran, but CUPTI saw no launch of kernel `{}` ({}); is it "
+                            "the kernel the program launches? injection errors: {}",
+                            program::demangle(kernel),
+                            seen.empty() ? "no kernels at all" : "kernels seen: " + seen,
+                            errors.empty() ? "none" : errors));
   }
   const json evidence = {{"kernel", kernel},
                          {"sass_check", sassCheck},
@@ -300,13 +294,18 @@ std::optional<std::string> userSetting(const program::ProgramSpec& spec, const c
   return std::nullopt;
 }
 
+std::optional<std::pair<std::uint64_t, std::uint64_t>> kernelRecordTimes(const json& record) {
+  const auto start = record.value("start_ns", std::uint64_t{0});
+  const auto end = record.value("end_ns", std::uint64_t{0});
+  if (start == 0 || end < start) return std::nullopt;
+  return std::pair{start, end - start};
+}
+
 void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>& kernels) {
   std::map<std::int64_t, std::uint64_t> nsOfSeq;
   for (const json& k : kernels) {
     const auto seq = k.value("seq", std::int64_t{-1});
-    const auto start = k.value("start_ns", std::uint64_t{0});
-    const auto end = k.value("end_ns", std::uint64_t{0});
-    if (seq >= 0 && start != 0 && end >= start) nsOfSeq[seq] = end - start;
+    if (const auto times = kernelRecordTimes(k); seq >= 0 && times) nsOfSeq[seq] = times->second;
   }
   for (BundleLaunch& launch : launches) {
     if (!launch.info.contains("seq") || !launch.info["seq"].is_number_integer()) continue;
