@@ -312,7 +312,7 @@ class LowerMarkersToTracePass final : public Pass {
   Statistic closingSites_{this, "closing_records",
                           "closing-record sites emitted (compact layout: one per ret/exit)"};
   Statistic lostSites_{this, "lost_counts",
-                       "end markers that count occurrences run without lane 0 (compact layout)"};
+                       "end markers that count occurrences run without lane 0"};
 
   LoweringOptions options_;
   query::Scope scope_;

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "argus/ptx/parser.h"
+
 namespace argus::ptx {
 namespace {
 
@@ -115,29 +117,17 @@ bool linearThreadX(const Function& kernel) {
   return false;
 }
 
-/// An integer immediate's value (decimal, 0x hexadecimal, 0 octal, 0b binary: PTX's integer
-/// literals); none for other operands.
+/// An integer immediate's value (a PTX integer literal, parseUnsigned, with an optional minus);
+/// none for other operands.
 std::optional<int64_t> immediate(const Operand& o) {
   if (o.kind != Operand::Kind::Immediate) return std::nullopt;
   std::string_view text = o.text;
   const bool negative = text.starts_with('-');
   if (negative) text.remove_prefix(1);
-  if (!text.empty() && (text.back() == 'U' || text.back() == 'u')) text.remove_suffix(1);
-  int base = 10;
-  if (text.starts_with("0x") || text.starts_with("0X")) {
-    text.remove_prefix(2);
-    base = 16;
-  } else if (text.starts_with("0b") || text.starts_with("0B")) {
-    text.remove_prefix(2);
-    base = 2;
-  } else if (text.size() > 1 && text.front() == '0') {
-    text.remove_prefix(1);
-    base = 8;
-  }
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return negative ? -value : value;
+  const auto value = parseUnsigned(text);
+  if (!value) return std::nullopt;
+  const auto v = static_cast<int64_t>(*value);
+  return negative ? -v : v;
 }
 
 /// An immediate as the operation of `opcode` reads it: sign-extended from 32 bits for a 32-bit

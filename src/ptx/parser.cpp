@@ -68,27 +68,6 @@ bool isType(std::string_view word) {
   return digit;
 }
 
-/// Parses a PTX integer literal (decimal, 0x hex, 0b binary, leading-0 octal, `U` suffix).
-std::optional<uint64_t> parseUnsigned(std::string_view text) {
-  if (!text.empty() && (text.back() == 'U' || text.back() == 'u')) text.remove_suffix(1);
-  if (text.empty()) return std::nullopt;
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  } else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) {
-    base = 2;
-    text.remove_prefix(2);
-  } else if (text.size() > 1 && text[0] == '0') {
-    base = 8;
-    text.remove_prefix(1);
-  }
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() &&
          (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) {
@@ -732,6 +711,26 @@ class Parser {
 Result<Module> parseModule(std::string_view text, std::string_view fileName) {
   Parser parser(text, fileName);
   return parser.run();
+}
+
+std::optional<uint64_t> parseUnsigned(std::string_view text) {
+  if (!text.empty() && (text.back() == 'U' || text.back() == 'u')) text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  int base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text.remove_prefix(2);
+  } else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) {
+    base = 2;
+    text.remove_prefix(2);
+  } else if (text.size() > 1 && text[0] == '0') {
+    base = 8;
+    text.remove_prefix(1);
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 }  // namespace argus::ptx

@@ -1,6 +1,8 @@
 // PTX text -> IR.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "argus/ptx/ir.h"
@@ -12,5 +14,9 @@ namespace argus::ptx {
 /// On malformed input returns an Error whose message is
 /// `FILE:LINE:COL: what was expected`, never crashes. [thread-safe]
 [[nodiscard]] Result<Module> parseModule(std::string_view text, std::string_view fileName);
+
+/// A PTX integer literal's value: decimal, 0x hexadecimal, 0b binary or leading-0 octal, with an
+/// optional `U` suffix; nothing for other text. [thread-safe]
+[[nodiscard]] std::optional<uint64_t> parseUnsigned(std::string_view text);
 
 }  // namespace argus::ptx
