@@ -131,10 +131,7 @@ json signalDocument(const std::string& signal, const std::string& unit, const js
 }
 
 Result<runtime::TaskOutputs> runOwnershipWeights(runtime::TaskContext& ctx) {
-  auto evidence = ctx.inputs.find("evidence");
-  if (evidence == ctx.inputs.end())
-    return fail("synthesis", fmt::format("task `{}` has no `evidence` input", ctx.task.id));
-  auto bytes = evidence->second.read();
+  auto bytes = ctx.readInput("evidence", "synthesis");
   if (!bytes) return std::unexpected(bytes.error());
   auto doc = mappingRunDocument(*bytes);
   if (!doc) return std::unexpected(doc.error());
@@ -145,10 +142,7 @@ Result<runtime::TaskOutputs> runOwnershipWeights(runtime::TaskContext& ctx) {
 }
 
 Result<runtime::TaskOutputs> runPcAttribution(runtime::TaskContext& ctx) {
-  auto evidence = ctx.inputs.find("evidence");
-  if (evidence == ctx.inputs.end())
-    return fail("synthesis", fmt::format("task `{}` has no `evidence` input", ctx.task.id));
-  auto bytes = evidence->second.read();
+  auto bytes = ctx.readInput("evidence", "synthesis");
   if (!bytes) return std::unexpected(bytes.error());
   std::optional<json> mapping;
   for (const auto& [name, artifact] : ctx.inputs) {

@@ -59,15 +59,6 @@ Result<fs::path> inputFile(runtime::TaskContext& ctx, const std::string& name,
   return fallback;
 }
 
-Result<std::string> inputText(runtime::TaskContext& ctx, const std::string& name,
-                              std::string_view component) {
-  auto it = ctx.inputs.find(name);
-  if (it == ctx.inputs.end())
-    return fail(std::string(component),
-                fmt::format("task `{}` has no `{}` input", ctx.task.id, name));
-  return it->second.read();
-}
-
 Result<runtime::TaskOutputs> collectCupti(const program::ProgramSpec& spec,
                                           runtime::TaskContext& ctx, Family family) {
   const std::string component = family == Family::Mapping       ? "pc_mapping"
@@ -183,7 +174,7 @@ Result<void> preparePcBundle(const program::ProgramSpec& spec, runtime::TaskCont
   if (!cubin) return std::unexpected(cubin.error());
   bundle.cubinHash = ctx.inputs.at("cubin").hash;
   bundle.cubinBytes = fs::file_size(*cubin, ec);
-  auto paint = inputText(ctx, "paint_map", component);
+  auto paint = ctx.readInput("paint_map", component);
   if (!paint) return std::unexpected(paint.error());
   bundle.paintMap = json::parse(*paint, nullptr, false);
   if (bundle.paintMap.is_discarded() || !bundle.paintMap.is_object() || bundle.paintMap.empty())
@@ -199,8 +190,8 @@ Result<void> preparePcBundle(const program::ProgramSpec& spec, runtime::TaskCont
 
   // The reference build is the painted one; its SASS must be the unpainted program's.
   if (ctx.inputs.contains("unpainted_ptx") && ctx.inputs.contains("ptx")) {
-    auto unpainted = inputText(ctx, "unpainted_ptx", component);
-    auto painted = inputText(ctx, "ptx", component);
+    auto unpainted = ctx.readInput("unpainted_ptx", component);
+    auto painted = ctx.readInput("ptx", component);
     if (!unpainted) return std::unexpected(unpainted.error());
     if (!painted) return std::unexpected(painted.error());
     auto check =
