@@ -93,7 +93,7 @@ struct LoweringOptions {
   /// and a whole timestamp; the injection library expands it to full records when it reads the
   /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost
   /// (at end markers a warp may run without lane 0, by ptx::blocksWithoutLaneZero, the lowest
-  /// running lane of such a pass counts it in the slot).
+  /// running lane that began the occurrence without lane 0 counts it in the slot).
   /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.4-1.6 us per launch of the seed's
   /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
@@ -598,13 +598,18 @@ class LowerMarkersToTracePass final : public Pass {
       return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
                          scoped ? "@" + active + " " : "");
     };
-    // Lane 0 stores the records, so an occurrence a warp runs without lane 0 (in one pass of a
-    // diverged warp) writes none. At the end markers a warp may run that way
-    // (ptx::blocksWithoutLaneZero) the lowest running lane of such a pass adds 1 to a lost count:
-    // the slot's lost word (compact: the second word of place 2 cap - 2, which the expansion
-    // reports as lost records) or header.dropped (full). Other end markers run with lane 0
-    // whenever they run and count nothing. %argus_le: the lane's own bit, 0 in lane 0, so that
-    // it equals the running lanes' lowest bit only in the lowest lane of a pass without lane 0.
+    // Lane 0 stores the records, so an occurrence a warp begins without lane 0 (in one pass of a
+    // diverged warp) writes none. A pass without lane 0 at an end marker is not enough to tell:
+    // lanes that began the occurrence with lane 0 and parted inside it (lanes 1-31 leaving a
+    // producer region while lane 0 issues TMA loads) end it apart, yet lane 0's record holds it
+    // (measured on the H200 with the warp-specialized example: 16 such passes counted as lost
+    // before, 64 of 64 producer occurrences recorded). So at the begin markers of the regions
+    // with such end markers each lane keeps %argus_z<k>: lane 0 ran this begin with it. At the
+    // end markers a warp may run without lane 0 (ptx::blocksWithoutLaneZero) the lowest running
+    // lane that began without lane 0 adds 1 to a lost count: the slot's lost word (compact: the
+    // second word of place 2 cap - 2, which the expansion reports as lost records) or
+    // header.dropped (full). Other end markers run with lane 0 whenever they run and count
+    // nothing. %argus_le: the lane's own bit (%lanemask_eq), read once.
     std::vector<bool> countsLost(kernel.body.size(), false);
     if (!paired) {
       auto cfg = ptx::buildControlFlowGraph(kernel, fileName_);
@@ -614,6 +619,9 @@ class LowerMarkersToTracePass final : public Pass {
         countsLost[statement] = !site.begin && blocks[cfg->blockOf[statement]];
     }
     const bool lostCounted = std::ranges::find(countsLost, true) != countsLost.end();
+    std::vector<bool> beginsNoted(n, false);  // regions whose begin markers set %argus_z<k>
+    for (const auto& [statement, site] : sites)
+      if (countsLost[statement]) beginsNoted[site.region] = true;
     // activemask, which the count needs, is PTX ISA 6.2.
     if (lostCounted) {
       unsigned major = 0, minor = 0;
@@ -627,9 +635,13 @@ class LowerMarkersToTracePass final : public Pass {
     }
     std::string lostWord = fmt::format("[%argus_hdr+{}]", offsetof(trace::TraceHeader, dropped));
     if (lostCounted) {
-      entry +=
+      entry += fmt::format(
           "\t.reg .b32 %argus_le;\n\t.reg .b32 %argus_am;\n\t.reg .pred %argus_sd;\n"
-          "\tmov.u32 %argus_le, %lanemask_eq;\n\tand.b32 %argus_le, %argus_le, -2;\n";
+          "\t.reg .pred %argus_z<{}>;\n\tmov.u32 %argus_le, %lanemask_eq;\n",
+          n);
+      // Defined before any begin marker (an end marker reached without its begin counts nothing).
+      for (uint32_t k = 0; k < n; ++k)
+        if (beginsNoted[k]) entry += fmt::format("\tsetp.eq.u32 %argus_z{}, 0, 0;\n", k);
       if (compact) {
         entry += fmt::format(
             "\t.reg .b64 %argus_lw;\n\tadd.u32 %argus_t3, %argus_l16, 1;\n"
@@ -638,17 +650,27 @@ class LowerMarkersToTracePass final : public Pass {
         lostWord = "[%argus_lw+4]";
       }
     }
-    // The lowest running lane of a pass without lane 0 counts it (`active`: tracing on and, when
-    // scoped, the occurrence selected).
-    const auto countLost = [&](const std::string& active) {
+    // Begin marker of a region in beginsNoted: whether lane 0 runs it with this lane.
+    const auto noteBegin = [](uint32_t k) {
+      return fmt::format(
+          "\tactivemask.b32 %argus_am;\n"
+          "\tand.b32 %argus_am, %argus_am, 1;\n"
+          "\tsetp.ne.u32 %argus_z{}, %argus_am, 0;\n",
+          k);
+    };
+    // End marker: the running lanes that began region k without lane 0 (a ballot; lane 0 is never
+    // among them), and the lowest of them counts one lost occurrence (`active`: tracing on and,
+    // when scoped, the occurrence selected).
+    const auto countLost = [&](uint32_t k, const std::string& active) {
       ++lostSites_;
       return fmt::format(
           "\tactivemask.b32 %argus_am;\n"
-          "\tneg.s32 %argus_t0, %argus_am;\n"
+          "\tvote.sync.ballot.b32 %argus_t0, !%argus_z{0}, %argus_am;\n"
+          "\tneg.s32 %argus_am, %argus_t0;\n"
           "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
-          "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, {};\n"
-          "\t@%argus_sd red.global.add.{} {}, 1;\n",
-          active, compact ? "u32" : "u64", lostWord);
+          "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, {1};\n"
+          "\t@%argus_sd red.global.add.{2} {3}, 1;\n",
+          k, active, compact ? "u32" : "u64", lostWord);
     };
 
     std::map<size_t, std::string> code;  // marker statement -> instrumentation text
@@ -706,6 +728,7 @@ class LowerMarkersToTracePass final : public Pass {
             text += fmt::format("\tand.pred %argus_s{}, %argus_s{}, %argus_c;\n", k, k);
           }
         }
+        if (beginsNoted[k]) text += noteBegin(k);
         if (compact) {
           text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
           if (placeAtBegin[k])
@@ -735,7 +758,7 @@ class LowerMarkersToTracePass final : public Pass {
               "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_e, %argus_m{2}, "
               "%argus_ic}};\n",
               scoped ? "%argus_st" : "%argus_w", options_.storeCache, k);
-          if (countsLost[statement]) text += countLost(active);
+          if (countsLost[statement]) text += countLost(k, active);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
           // The storing lane: lane 0, or for paired stores the elected one.
@@ -795,7 +818,7 @@ class LowerMarkersToTracePass final : public Pass {
                 active, sizeof(trace::TraceRecord), options_.storeCache, k,
                 offsetof(trace::TraceHeader, dropped), storer);
           }
-          if (countsLost[statement]) text += countLost(active);
+          if (countsLost[statement]) text += countLost(k, active);
         }
         ++recordSites_;
       }

@@ -1,5 +1,6 @@
 // lower_markers_to_trace: golden diff test, ptxas on every example (full, scoped, clock64),
 // traced-vs-trace-free SASS comparison, trace maps, statistics and failure cases.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -434,9 +435,10 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
 }
 
 // An if/else on the thread index inside a warp: each arm's end marker may run without lane 0,
-// which stores the records, so there the lowest running lane of a pass without lane 0 counts it
-// (compact: into the slot's lost word; full: into header.dropped); the marker after the join
-// runs with lane 0 and counts nothing.
+// which stores the records, so there the lowest running lane that began the occurrence without
+// lane 0 (each arm's begin notes it in %argus_z<k>) counts it (compact: into the slot's lost
+// word; full: into header.dropped); the marker after the join runs with lane 0 and counts
+// nothing, and its begin notes nothing.
 TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
   const std::string body =
       "\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra $L1;\n"
@@ -456,19 +458,32 @@ TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
       EXPECT_NE(at, std::string::npos) << what;
       return text.substr(at, text.find("// argus trace:", at + 1) - at);
     };
-    const std::string counted =
-        std::string(
-            "activemask.b32 %argus_am;\n\tneg.s32 %argus_t0, %argus_am;\n"
-            "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
-            "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, %argus_on;\n"
-            "\t@%argus_sd red.global.add.") +
-        (layout == std::string("compact") ? "u32 [%argus_lw+4], 1;" : "u64 [%argus_hdr+24], 1;");
-    EXPECT_NE(marker("end high").find(counted), std::string::npos) << text;
-    EXPECT_NE(marker("end low").find(counted), std::string::npos) << text;
+    const auto noted = [](int k) {
+      return fmt::format(
+          "activemask.b32 %argus_am;\n\tand.b32 %argus_am, %argus_am, 1;\n"
+          "\tsetp.ne.u32 %argus_z{0}, %argus_am, 0;\n",
+          k);
+    };
+    const auto counted = [&](int k) {
+      return fmt::format(
+          "activemask.b32 %argus_am;\n\tvote.sync.ballot.b32 %argus_t0, !%argus_z{0}, "
+          "%argus_am;\n\tneg.s32 %argus_am, %argus_t0;\n"
+          "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
+          "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, %argus_on;\n"
+          "\t@%argus_sd red.global.add.{1}, 1;",
+          k, layout == std::string("compact") ? "u32 [%argus_lw+4]" : "u64 [%argus_hdr+24]");
+    };
+    EXPECT_NE(marker("begin high (region 0)").find(noted(0)), std::string::npos) << text;
+    EXPECT_NE(marker("end high (region 0)").find(counted(0)), std::string::npos) << text;
+    EXPECT_NE(marker("begin low (region 1)").find(noted(1)), std::string::npos) << text;
+    EXPECT_NE(marker("end low (region 1)").find(counted(1)), std::string::npos) << text;
+    EXPECT_EQ(marker("begin after").find("activemask"), std::string::npos) << text;
     EXPECT_EQ(marker("end after").find("activemask"), std::string::npos) << text;
-    EXPECT_NE(text.find("mov.u32 %argus_le, %lanemask_eq;\n\tand.b32 %argus_le, %argus_le, -2;"),
+    EXPECT_NE(text.find("mov.u32 %argus_le, %lanemask_eq;\n\tsetp.eq.u32 %argus_z0, 0, 0;\n"
+                        "\tsetp.eq.u32 %argus_z1, 0, 0;\n"),
               std::string::npos)
         << text;
+    EXPECT_EQ(text.find("%argus_z2"), std::string::npos) << text;
     EXPECT_EQ(result->statistics["lower_markers_to_trace"]["lost_counts"], 2);
   }
   // Before PTX ISA 6.2 there is no activemask: a clear error instead of a ptxas failure.
