@@ -109,6 +109,14 @@ struct LoweringOptions {
   /// placements: +1.28 us per launch against +1.54 with `end` (BENCHMARKS.md, issue 5). The
   /// full layout ignores it; naming `begin` with it is an error.
   std::string recordPlace = "begin";
+  /// Occurrences a warp begins without lane 0 (one pass of a diverged warp: an if/else on the
+  /// lane or on data, with markers in it), which lane 0's stores do not cover. `count`
+  /// (default): the lowest lane of such a pass adds 1 to the slot's lost word, and the
+  /// occurrence is reported lost. `record` (compact layout only): that lane also claims a place
+  /// with the returned count (atom instead of red) and stores the record itself, from the
+  /// slot's last record place downward (format.h), so that such regions are traced whole; it
+  /// waits for the atomic there, in those passes only.
+  std::string parted = "count";
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
   static Result<void> choice(const nlohmann::json& config, const char* key,
@@ -156,7 +164,8 @@ struct LoweringOptions {
                       choice(config, "overflow", {"count", "clamp"}, o.overflow),
                       choice(config, "record_store", {"leader", "paired"}, o.recordStore),
                       choice(config, "record_layout", {"full", "compact"}, o.recordLayout),
-                      choice(config, "record_place", {"end", "begin"}, o.recordPlace)})
+                      choice(config, "record_place", {"end", "begin"}, o.recordPlace),
+                      choice(config, "parted", {"count", "record"}, o.parted)})
       if (!read) return std::unexpected(read.error());
     // The full layout's own options choose it when no layout is named.
     if (!config.contains("record_layout") && (o.overflow != "clamp" || o.recordStore != "leader"))
@@ -172,6 +181,12 @@ struct LoweringOptions {
         o.recordLayout != "compact") {
       return fail("passes", fmt::format("{}: record_place \"begin\" is for record_layout "
                                         "\"compact\"; drop it, or the other layout options",
+                                        kPassName));
+    }
+    if (o.parted == "record" && o.recordLayout != "compact") {
+      return fail("passes", fmt::format("{}: parted \"record\" is for record_layout "
+                                        "\"compact\" (the full layout only counts the "
+                                        "occurrences begun without lane 0); drop one of them",
                                         kPassName));
     }
     if (o.recordStore == "paired" && o.overflow != "clamp") {
@@ -298,7 +313,8 @@ class LowerMarkersToTracePass final : public Pass {
       ++kernelsInstrumented_;
       anyInstrumented = true;
     }
-    if (anyInstrumented) declareTraceSymbol(module, options_.recordLayout == "compact");
+    if (anyInstrumented)
+      declareTraceSymbol(module, options_.recordLayout == "compact", options_.parted == "record");
     return {};
   }
 
@@ -320,7 +336,7 @@ class LowerMarkersToTracePass final : public Pass {
   std::string fileName_;
   std::string ptxVersion_;  ///< The module's `.version` text ("8.8").
 
-  static void declareTraceSymbol(ptx::Module& module, bool compact) {
+  static void declareTraceSymbol(ptx::Module& module, bool compact, bool partedRecorded) {
     for (const auto& item : module.items) {
       if (item.kind == ptx::TopLevel::Kind::Variable && item.variable.name == trace::kTraceSymbol)
         return;
@@ -348,7 +364,8 @@ class LowerMarkersToTracePass final : public Pass {
     // The injection library reads the device record size from here (format.h).
     if (compact)
       declare(trace::kTraceLayoutSymbol, ".u32", 4, {},
-              std::to_string(sizeof(trace::CompactRecord)));
+              std::to_string(sizeof(trace::CompactRecord) |
+                             (partedRecorded ? trace::kLayoutPartedRecorded : 0)));
     // In the constant bank, so the kernel reads address, capacity and warps per CTA with one
     // cached ld.const at entry instead of a global load followed by two dependent header loads
     // (measured on the H200: the dependent chain cost the first record of every warp ~1 us).
@@ -648,6 +665,7 @@ class LowerMarkersToTracePass final : public Pass {
             "\tmad.wide.u32 %argus_lw, %argus_t3, {}, %argus_base;\n",
             sizeof(trace::CompactRecord));
         lostWord = "[%argus_lw+4]";
+        if (options_.parted == "record") entry += "\t.reg .b64 %argus_pa;\n";
       }
     }
     // Begin marker of a region in beginsNoted: whether lane 0 runs it with this lane.
@@ -661,16 +679,31 @@ class LowerMarkersToTracePass final : public Pass {
     // End marker: the running lanes that began region k without lane 0 (a ballot; lane 0 is never
     // among them), and the lowest of them counts one lost occurrence (`active`: tracing on and,
     // when scoped, the occurrence selected).
+    // With parted=record that lane takes the count's old value n and stores the record (the
+    // compact end marker's registers, which its own begin set) at place 2 cap - 3 - min(n,
+    // 2 cap - 3): lane 0's places count up from 0, these down from the last record place, and
+    // the expansion leaves out the places both may have written.
+    const bool record = options_.parted == "record";
     const auto countLost = [&](uint32_t k, const std::string& active) {
       ++lostSites_;
-      return fmt::format(
+      std::string text = fmt::format(
           "\tactivemask.b32 %argus_am;\n"
           "\tvote.sync.ballot.b32 %argus_t0, !%argus_z{0}, %argus_am;\n"
           "\tneg.s32 %argus_am, %argus_t0;\n"
           "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
-          "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, {1};\n"
-          "\t@%argus_sd red.global.add.{2} {3}, 1;\n",
-          k, active, compact ? "u32" : "u64", lostWord);
+          "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, {1};\n",
+          k, active);
+      if (!record)
+        return text + fmt::format("\t@%argus_sd red.global.add.{} {}, 1;\n",
+                                  compact ? "u32" : "u64", lostWord);
+      return text + fmt::format(
+                        "\t@%argus_sd atom.global.add.u32 %argus_t0, {0}, 1;\n"
+                        "\tmin.u32 %argus_t0, %argus_t0, %argus_l16;\n"
+                        "\tsub.u32 %argus_t0, %argus_l16, %argus_t0;\n"
+                        "\tmad.wide.u32 %argus_pa, %argus_t0, {1}, %argus_base;\n"
+                        "\t@%argus_sd st.global.{2}.v4.u32 [%argus_pa], {{%argus_bs, %argus_e, "
+                        "%argus_m{3}, %argus_ic}};\n",
+                        lostWord, sizeof(trace::CompactRecord), options_.storeCache, k);
     };
 
     std::map<size_t, std::string> code;  // marker statement -> instrumentation text
@@ -903,6 +936,7 @@ class LowerMarkersToTracePass final : public Pass {
     map["overflow"] = options_.overflow;
     map["record_store"] = options_.recordStore;
     map["record_layout"] = options_.recordLayout;
+    map["parted"] = options_.parted;
     nlohmann::json regionList = nlohmann::json::array();
     for (uint32_t k = 0; k < n; ++k) {
       nlohmann::json r = {{"index", k}, {"id", regions[k].id}, {"path", regions[k].path}};

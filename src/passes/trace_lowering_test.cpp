@@ -8,6 +8,7 @@
 
 #include "argus/ptx/regions.h"
 #include "argus/query/scope.h"
+#include "argus/trace/format.h"
 #include "test_util.h"
 
 namespace argus::passes {
@@ -97,6 +98,9 @@ const Variant kVariants[] = {
     {"compact_place_end", "", nlohmann::json{{"record_place", "end"}}},
     {"compact_place_end_scoped", "role=producer,iter=0..3",
      nlohmann::json{{"record_place", "end"}}},
+    {"compact_parted_record", "", nlohmann::json{{"parted", "record"}}},
+    {"compact_parted_record_scoped", "role=consumer,iter=1..2",
+     nlohmann::json{{"parted", "record"}}},
 };
 
 class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
@@ -501,6 +505,46 @@ TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
   ptx::Module uniform = fromText("\t// @argus begin a\n\t// @argus end a\n");
   ASSERT_TRUE(applyTransforms(uniform, {"lower_markers_to_trace"}, optionsFor("")).has_value());
   EXPECT_EQ(ptx::printModule(uniform).find("activemask"), std::string::npos);
+}
+
+// parted=record: the lowest lane of a pass begun without lane 0 claims a place with the count's
+// old value (atom) and stores the record from the last record place down; the module's layout
+// word says so (16 | kLayoutPartedRecorded), the trace map too. The full layout refuses it.
+TEST(TraceLowering, PartedRecordStoresPassesBegunWithoutLaneZero) {
+  const std::string body =
+      "\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra $L1;\n"
+      "\t// @argus begin high\n\t// @argus end high\n\tbra.uni $L2;\n"
+      "$L1:\n\t// @argus begin low\n\t// @argus end low\n"
+      "$L2:\n\t// @argus begin after\n\t// @argus end after\n";
+  const std::string regs = "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n";
+  ptx::Module module = fromText(body, regs);
+  auto result =
+      applyTransforms(module, {"lower_markers_to_trace"}, optionsFor("", {{"parted", "record"}}));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  const std::string stored =
+      "\t@%argus_sd atom.global.add.u32 %argus_t0, [%argus_lw+4], 1;\n"
+      "\tmin.u32 %argus_t0, %argus_t0, %argus_l16;\n"
+      "\tsub.u32 %argus_t0, %argus_l16, %argus_t0;\n"
+      "\tmad.wide.u32 %argus_pa, %argus_t0, 16, %argus_base;\n"
+      "\t@%argus_sd st.global.cs.v4.u32 [%argus_pa], {%argus_bs, %argus_e, %argus_m1, "
+      "%argus_ic};\n";
+  EXPECT_NE(text.find(stored), std::string::npos) << text;
+  EXPECT_EQ(text.find("red.global.add"), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("__argus_trace_layout = {};",
+                                  sizeof(trace::CompactRecord) | trace::kLayoutPartedRecorded)),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(result->traceMap["k"]["parted"], "record");
+  EXPECT_EQ(result->statistics["lower_markers_to_trace"]["lost_counts"], 2);
+
+  ptx::Module full = fromText(body, regs);
+  auto refused = applyTransforms(full, {"lower_markers_to_trace"},
+                                 optionsFor("", {{"parted", "record"}, {"record_layout", "full"}}));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("parted \"record\" is for record_layout \"compact\""),
+            std::string::npos)
+      << refused.error().message;
 }
 
 // Scoped: the record also needs its occurrence in scope (and lane 0); the copies and the count

@@ -14,7 +14,9 @@ which stores a warp's records (nested_regions' combine, on a data-dependent bran
 count the passes it lost (dropped; the compact one also in a launch note). divergent_lanes (tests/gpu_query/
 divergent_lanes) runs `low` in lanes 0-15 and `high` in lanes 16-31 of every warp: `low` and
 `after` must have every occurrence the launch shape implies and `high`'s must all be counted as
-lost, none missing silently. Exits 77 (skip) when there is no GPU.
+lost, none missing silently. Built with parted=record (the passes begun without lane 0 store
+their own records), divergent_lanes and nested_regions must lose nothing and have every
+occurrence, and warp_specialized the same as without it. Exits 77 (skip) when there is no GPU.
 Usage: compact_layout_test.py ARGUS SOURCE_DIR [INJECT]
 """
 import json
@@ -61,14 +63,15 @@ def lost_in_notes(traces):
     return lost
 
 
-def timings(example, layout, work, capacity=256):
+def timings(example, layout, work, capacity=256, parted="count"):
     """`argus trace --json`'s duration document of one traced run of `example`, with the records
-    its launch notes call lost (`lost_in_notes`)."""
-    out = os.path.join(work, f"{example}-{layout}")
+    its launch notes call lost (`lost_in_notes`). parted="record": the build also records the
+    occurrences warps begin without lane 0 (--pass-option parted=record)."""
+    out = os.path.join(work, f"{example}-{layout}" + ("" if parted == "count" else f"-{parted}"))
     if not os.path.exists(out):
         built = run([argus, "build", "--program", spec_of(example),
                      "--variant", "full_trace", "--pass-option", f"record_layout={layout}",
-                     "-o", out])
+                     "--pass-option", f"parted={parted}", "-o", out])
         line = next(x for x in built.splitlines() if x.startswith("built "))
         with open(os.path.join(out, "executable"), "w") as f:
             f.write(line.rsplit(": ", 1)[1].strip())
@@ -76,7 +79,7 @@ def timings(example, layout, work, capacity=256):
         check(all(m.get("record_layout") == layout for m in maps.values()),
               f"{example}: the {layout} build's trace map says record_layout {layout}")
     executable = open(os.path.join(out, "executable")).read()
-    traces = os.path.join(work, f"{example}-{layout}-{capacity}-trace")
+    traces = out + f"-{capacity}-trace"
     run([executable], env={**os.environ, "CUDA_INJECTION64_PATH": inject,
                            "ARGUS_TRACE_DIR": traces, "ARGUS_TRACE_CAPACITY": str(capacity)})
     # Records lost to lanes that ran markers apart from lane 0 are reported there too; they are
@@ -173,6 +176,39 @@ with tempfile.TemporaryDirectory() as work:
         check(d.get("dropped") == runs and d["lost_in_notes"] == noted,
               f"divergent_lanes {layout}: {d.get('dropped')} dropped, {d['lost_in_notes']} lost "
               f"in the launch notes; expected {runs} (every `high` occurrence)")
+
+    # parted=record: the passes begun without lane 0 store their own records, so nothing is lost
+    # and every region has the occurrences the launch shape implies.
+    d = timings("divergent_lanes", "compact", work, parted="record")
+    counts = {r["path"]: r["duration"]["count"] for r in d["regions"]}
+    check(counts == {"low": runs, "high": runs, "after": runs} and d.get("dropped") == 0 and
+          d["lost_in_notes"] == 0,
+          f"divergent_lanes parted=record: occurrences {counts}, {d.get('dropped')} dropped, "
+          f"{d['lost_in_notes']} lost in the notes; expected {runs} each, none dropped")
+    high = next(r for r in d["regions"] if r["path"] == "high")["duration"]
+    low = next(r for r in d["regions"] if r["path"] == "low")["duration"]
+    check(0 < high["median"] < 4 * max(low["median"], 32),
+          f"divergent_lanes parted=record: high's median {high['median']} ns, low's "
+          f"{low['median']} (the same work on the other half of the warp)")
+    small = timings("divergent_lanes", "compact", work, capacity=2, parted="record")
+    kept = sum(r["duration"]["count"] for r in small["regions"])
+    check(kept + small["dropped"] == 3 * runs and small["dropped"] > 0,
+          f"divergent_lanes parted=record, 2 record places per warp: {kept} kept + "
+          f"{small['dropped']} dropped, {3 * runs} produced")
+    compact = timings("nested_regions", "compact", work)
+    recorded = timings("nested_regions", "compact", work, parted="record")
+    before = {r["path"]: r["duration"]["count"] for r in compact["regions"]}
+    after = {r["path"]: r["duration"]["count"] for r in recorded["regions"]}
+    expected = {**before, "main/body/consumer/combine": before["main/body/consumer/combine"] +
+                LOST["nested_regions"]}
+    check(after == expected and recorded.get("dropped") == 0,
+          f"nested_regions parted=record: occurrences {after}, {recorded.get('dropped')} "
+          f"dropped; expected {expected}, none dropped")
+    ws = timings("warp_specialized", "compact", work, parted="record")
+    check(ws.get("dropped") == 0 and sum(r["duration"]["count"] for r in ws["regions"]) ==
+          sum(r["duration"]["count"] for r in timings("warp_specialized", "compact", work)["regions"]),
+          f"warp_specialized parted=record: {ws.get('dropped')} dropped, the compact build's "
+          f"occurrences")
 
 print(f"{len(failures)} checks failed" if failures else "all checks passed")
 sys.exit(1 if failures else 0)

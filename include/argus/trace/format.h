@@ -116,6 +116,13 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 
 /// Name of the `.const .u32` holding the bytes per device record (16) in compact modules.
 inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";
+/// Set in kTraceLayoutSymbol's word when the kernels record the occurrences a warp began without
+/// lane 0 (lower_markers_to_trace's parted=record): the lowest lane of such a pass takes n, the
+/// old value of place 2 cap - 2's second word, with an atomic add and stores the record at
+/// place 2 cap - 3 - min(n, 2 cap - 3), so those records fill the slot from its last record
+/// place downward while lane 0's fill it upward. Where the two may both have written (lane 0's
+/// count plus n above the record places) the expansion keeps neither and counts both as dropped.
+inline constexpr std::uint32_t kLayoutPartedRecorded = 1u << 16;
 
 struct CompactRecord {
   std::uint32_t begin = 0;      ///< Low 32 bits of the begin timestamp (closing: the count).

@@ -115,6 +115,7 @@ struct SymbolInfo {
   /// Bytes per device record: 32 (TraceRecord), or 16 (CompactRecord) where the module defines
   /// kTraceLayoutSymbol so.
   std::uint32_t recordBytes = sizeof(trace::TraceRecord);
+  bool partedRecorded = false;  ///< The layout word's kLayoutPartedRecorded (compact only).
 };
 
 struct DeviceBuffer {
@@ -129,6 +130,7 @@ struct PendingLaunch {
   CUdeviceptr symbol = 0;
   std::size_t symbolBytes = 0;
   std::uint32_t recordBytes = sizeof(trace::TraceRecord);  ///< The module's device layout.
+  bool partedRecorded = false;  ///< Its kernels record passes begun without lane 0 (format.h).
   CUdeviceptr buffer = 0;
   TraceGeometry geometry;
   std::unique_lock<std::mutex> hold;  ///< Traced launches are serialized enter..exit.
@@ -276,18 +278,20 @@ SymbolInfo findSymbol(CUfunction f) {
   size_t layoutBytes = 0;
   const bool hasLayout = found && global(trace::kTraceLayoutSymbol, &layout, &layoutBytes);
   if (hasLayout) {
-    std::uint32_t recordBytes = 0;
-    if (layoutBytes != sizeof recordBytes ||
-        !check(api.cuMemcpyDtoH(&recordBytes, layout, sizeof recordBytes),
+    std::uint32_t word = 0;
+    if (layoutBytes != sizeof word ||
+        !check(api.cuMemcpyDtoH(&word, layout, sizeof word),
                "cuMemcpyDtoH (__argus_trace_layout)") ||
-        (recordBytes != sizeof(trace::CompactRecord) &&
-         recordBytes != sizeof(trace::TraceRecord))) {
+        ((word & ~trace::kLayoutPartedRecorded) != sizeof(trace::CompactRecord) &&
+         word != sizeof(trace::TraceRecord))) {
       reportError(std::string(trace::kTraceLayoutSymbol) + " in module " + info.module +
-                  " is not a 4-byte record size of 16 or 32; not traced");
+                  " is not a 4-byte record size of 16 (with or without the parted-recorded "
+                  "bit) or 32; not traced");
       info.address = 0;
       info.bytes = 0;
     } else {
-      info.recordBytes = recordBytes;
+      info.recordBytes = word & ~trace::kLayoutPartedRecorded;
+      info.partedRecorded = (word & trace::kLayoutPartedRecorded) != 0;
     }
   }
   return info;
@@ -519,6 +523,7 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   p.symbol = info.address;
   p.symbolBytes = info.bytes;
   p.recordBytes = info.recordBytes;
+  p.partedRecorded = info.partedRecorded;
   p.buffer = buffer;
   p.geometry = *geometry;
   p.line.traced = true;
@@ -593,8 +598,9 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
     if (ok && compactLayout) {
       // One format on disk: the compact device records become full ones (launch files are
       // then always in the compact file form, whose slots hold 2 cap - 2 records).
-      ExpandedRecords expanded = expandCompactRecords(
-          compactArea, p.geometry.warpSlots, p.geometry.capacityPerWarp, p.geometry.warpsPerCta);
+      ExpandedRecords expanded =
+          expandCompactRecords(compactArea, p.geometry.warpSlots, p.geometry.capacityPerWarp,
+                               p.geometry.warpsPerCta, p.partedRecorded);
       std::string lost;
       if (expanded.unclosedSlots != 0)
         lost = std::to_string(expanded.unclosedRecords) + " records of " +

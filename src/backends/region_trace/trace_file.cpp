@@ -55,7 +55,7 @@ std::vector<trace::TraceRecord> compactRecords(std::span<const trace::TraceRecor
 
 ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                      std::uint32_t warpSlots, std::uint32_t capacityPerWarp,
-                                     std::uint32_t warpsPerCta) {
+                                     std::uint32_t warpsPerCta, bool partedRecorded) {
   ExpandedRecords out;
   // Places 0 .. 2 cap - 3: records; 2 cap - 2: the highest count of any lane; 2 cap - 1: the
   // closing record (format.h).
@@ -71,22 +71,26 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
     const trace::CompactRecord& close = slot[places - 1];
     const std::uint64_t highest = slot[places - 2].begin;
-    // Occurrences some lane ran without lane 0 (0 unless the kernel counts them).
+    // Occurrences begun without lane 0 (0 unless the kernel counts them); with partedRecorded,
+    // the records those passes stored from the last record place down.
     const std::uint64_t withoutLaneZero = slot[places - 2].end;
-    // Records in the first `n` record places.
-    const auto recordsIn = [&](std::uint64_t n) {
+    const std::uint64_t downStart =
+        partedRecorded ? recordPlaces - std::min(withoutLaneZero, recordPlaces) : recordPlaces;
+    // Records in places [from, to).
+    const auto recordsIn = [&](std::uint64_t from, std::uint64_t to) {
       std::uint64_t found = 0;
-      for (std::uint64_t i = 0; i < n; ++i) found += valid(slot[i]) && !closes(slot[i]);
+      for (std::uint64_t i = from; i < to; ++i) found += valid(slot[i]) && !closes(slot[i]);
       return found;
     };
     const std::uint64_t count = close.begin;
-    // No closing record, or a record past its count: then the closing record is an earlier
-    // exit's (written before a guarded ret that was not taken). Either way the warp left by a
-    // path that writes none, and its timestamps' high bits are unknown.
+    // No closing record, or a record past its count (below the places recorded passes without
+    // lane 0 wrote): then the closing record is an earlier exit's (written before a guarded ret
+    // that was not taken). Either way the warp left by a path that writes none, and its
+    // timestamps' high bits are unknown.
     bool closed = valid(close) && closes(close);
-    for (std::uint64_t i = count; closed && i < recordPlaces; ++i) closed = !valid(slot[i]);
+    for (std::uint64_t i = count; closed && i < downStart; ++i) closed = !valid(slot[i]);
     if (!closed) {
-      if (const std::uint64_t written = recordsIn(recordPlaces);
+      if (const std::uint64_t written = recordsIn(0, recordPlaces);
           written > 0 || highest > 0 || withoutLaneZero > 0) {
         ++out.unclosedSlots;
         out.unclosedRecords += std::max({written, highest, withoutLaneZero});
@@ -95,21 +99,44 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       continue;
     }
     // Past the record places every record went to the last one: it holds the newest, not the
-    // next in sequence, and is left out with the others that did not fit.
-    const std::uint64_t limit = count > recordPlaces ? recordPlaces - 1 : recordPlaces;
-    const std::uint64_t kept = recordsIn(limit);
+    // next in sequence, and is left out with the others that did not fit. Places the passes
+    // without lane 0 also wrote are left out too.
+    const std::uint64_t upWritten = std::min(count, recordPlaces);
+    const std::uint64_t limit =
+        std::min(count > recordPlaces ? recordPlaces - 1 : count, downStart);
+    const std::uint64_t kept = recordsIn(0, limit);
     out.dropped += count > kept ? count - kept : 0;
+    // The recorded passes without lane 0: places [downFrom, recordPlaces), clear of lane 0's
+    // and, past the record places, of place 0, which every later one overwrote.
+    const std::uint64_t downFrom =
+        std::max(withoutLaneZero > recordPlaces ? std::uint64_t{1} : downStart, upWritten);
+    const std::uint64_t keptDown =
+        partedRecorded && downFrom < recordPlaces ? recordsIn(downFrom, recordPlaces) : 0;
+    if (partedRecorded) out.dropped += withoutLaneZero - keptDown;
     // Lanes ran markers lane 0, which stores, did not run: more of them, or as many others
-    // while lane 0 was not among the running lanes. Each count is a lower bound.
+    // while lane 0 was not among the running lanes. Each count is a lower bound; recorded
+    // passes without lane 0 account for up to withoutLaneZero of the highest count's surplus.
+    const std::uint64_t surplus = highest > count ? highest - count : 0;
     if (const std::uint64_t parted =
-            std::max(highest > count ? highest - count : 0, withoutLaneZero);
+            partedRecorded ? (surplus > withoutLaneZero ? surplus - withoutLaneZero : 0)
+                           : std::max(surplus, withoutLaneZero);
         parted > 0) {
       ++out.partedSlots;
       out.partedRecords += parted;
       out.dropped += parted;
     }
+    const std::uint64_t closing = (std::uint64_t{close.end} << 32) | close.iteration;
+    const auto expand = [&](const trace::CompactRecord& r, std::uint64_t end, std::uint64_t seq,
+                            trace::TraceRecord& t) {
+      t.begin = end - ((r.end - r.begin) & 0xffffffffu);
+      t.end = end;
+      t.meta = r.meta;
+      t.cta = static_cast<std::uint32_t>(w / warpsPerCta);
+      t.iteration = r.iteration;
+      t.warp = static_cast<std::uint32_t>(seq << 8) | static_cast<std::uint32_t>(w % warpsPerCta);
+    };
     // Going back from the closing timestamp: each end is less than 2^32 units before the next.
-    std::uint64_t later = (std::uint64_t{close.end} << 32) | close.iteration;
+    std::uint64_t later = closing;
     const std::size_t first = out.records.size();
     out.records.resize(first + kept);
     std::size_t at = first + kept;
@@ -117,14 +144,19 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       const trace::CompactRecord& r = slot[i];
       if (!valid(r) || closes(r)) continue;
       const std::uint64_t end = later - ((static_cast<std::uint32_t>(later) - r.end) & 0xffffffffu);
-      trace::TraceRecord& t = out.records[--at];
-      t.begin = end - ((r.end - r.begin) & 0xffffffffu);
-      t.end = end;
-      t.meta = r.meta;
-      t.cta = static_cast<std::uint32_t>(w / warpsPerCta);
-      t.iteration = r.iteration;
-      t.warp = static_cast<std::uint32_t>(i << 8) | static_cast<std::uint32_t>(w % warpsPerCta);
+      expand(r, end, i, out.records[--at]);
       later = end;
+    }
+    // The passes without lane 0 ran between the warp's other records, in no order the places
+    // keep: each end is placed against the closing timestamp (exact within the span the launch
+    // notes check), and the sequence numbers continue after lane 0's.
+    std::uint64_t seq = kept;
+    for (std::uint64_t i = recordPlaces; keptDown > 0 && i-- > downFrom;) {
+      const trace::CompactRecord& r = slot[i];
+      if (!valid(r) || closes(r)) continue;
+      const std::uint64_t end =
+          closing - ((static_cast<std::uint32_t>(closing) - r.end) & 0xffffffffu);
+      expand(r, end, seq++, out.records.emplace_back());
     }
   }
   return out;

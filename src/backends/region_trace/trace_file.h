@@ -74,11 +74,14 @@ struct ExpandedRecords {
 /// CompactRecords per slot) into full records: CTA and warp from the slot, the sequence number
 /// (TraceRecord::warp bits 8..31) from the place, the timestamps' high bits from the closing
 /// record in the slot's last place, going back one record at a time. capacityPerWarp is at
-/// least 2 (fewer places hold no record).
+/// least 2 (fewer places hold no record). `partedRecorded`: the module's kernels also recorded
+/// the occurrences begun without lane 0, from the last record place down (format.h,
+/// kLayoutPartedRecorded); their records follow lane 0's in each slot.
 [[nodiscard]] ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                                    std::uint32_t warpSlots,
                                                    std::uint32_t capacityPerWarp,
-                                                   std::uint32_t warpsPerCta);
+                                                   std::uint32_t warpsPerCta,
+                                                   bool partedRecorded = false);
 
 /// How long a launch may run for its compact records to decode exactly, in ns. Their 32-bit
 /// timestamps are placed by counting back from the closing record's 64-bit one, which is exact

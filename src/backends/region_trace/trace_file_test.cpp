@@ -263,6 +263,81 @@ TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
   EXPECT_EQ(out.dropped, 5u + 4u);
 }
 
+// parted=record (format.h, kLayoutPartedRecorded): passes begun without lane 0 store their
+// records from the last record place down (place 2 cap - 3 - n for the count's old value n);
+// lane 0's go up from 0. Capacity 4: record places 0..5, the counts in 6, the closing record in
+// 7. Places both streams may have written are left out and counted as dropped.
+TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
+  std::vector<trace::CompactRecord> area(4 * 8);
+  const std::uint32_t low = trace::kValidBit | (1u << 16);
+  const std::uint32_t high = trace::kValidBit | (2u << 16);
+  const auto closing = [&](std::uint32_t count, std::uint64_t at) {
+    return trace::CompactRecord{count, static_cast<std::uint32_t>(at >> 32),
+                                low | trace::kClosingBit, static_cast<std::uint32_t>(at)};
+  };
+  const std::uint64_t at = (3ull << 32) | 1000u;
+  // Slot 0: lane 0 stored 2 records, 2 passes without it stored theirs in places 5 and 4 (each
+  // lane ran 2 markers: no surplus).
+  area[0] = {100, 110, low, 0};
+  area[1] = {300, 310, low, 1};
+  area[5] = {400, 420, high, 1};
+  area[4] = {0xfffffff0u, 5, high, 0};  // ended across the low word's wrap, before the close
+  area[6] = {2, 2, 0, 0};
+  area[7] = closing(2, at);
+  // Slot 1: lane 0's 4 records and 3 recorded passes overlap in place 3 (4 + 3 > 6 places):
+  // lane 0's places 0..2 and the passes' 5..4 are kept, place 3 is not, 2 records dropped.
+  for (std::uint32_t i = 0; i < 4; ++i) area[8 + i] = {10 * i, 10 * i + 5, low, i};
+  area[8 + 5] = {500, 505, high, 0};
+  area[8 + 4] = {600, 605, high, 1};
+  area[8 + 6] = {4, 3, 0, 0};
+  area[8 + 7] = closing(4, at);
+  // Slot 2: 9 passes without lane 0, more than the 6 places: every one of them went down to
+  // place 0 and stayed there, so lane 0's 1 record is gone too; places 1..5 are kept.
+  for (std::uint32_t i = 0; i < 6; ++i) area[16 + i] = {20 * i, 20 * i + 1, high, i};
+  area[16 + 6] = {1, 9, 0, 0};
+  area[16 + 7] = closing(1, at);
+  // Slot 3: the lanes' highest count is 5 above lane 0's and only 2 passes were recorded: at
+  // least 3 records lost apart from lane 0.
+  area[24] = {7, 8, low, 0};
+  area[24 + 5] = {9, 10, high, 0};
+  area[24 + 4] = {11, 12, high, 1};
+  area[24 + 6] = {6, 2, 0, 0};
+  area[24 + 7] = closing(1, at);
+
+  const ExpandedRecords out = expandCompactRecords(area, 4, 4, 4, true);
+  EXPECT_EQ(out.capacityPerWarp, 6u);
+  EXPECT_EQ(out.unclosedSlots, 0u);
+  EXPECT_EQ(out.partedSlots, 1u);
+  EXPECT_EQ(out.partedRecords, 3u);
+  EXPECT_EQ(out.dropped, 2u + (1u + 4u) + 3u);
+  ASSERT_EQ(out.records.size(), 4u + 5u + 5u + 3u);
+  // Slot 0: lane 0's two, then the passes' in the order they took places (5, then 4).
+  EXPECT_EQ(out.records[0].begin, (3ull << 32) | 100u);
+  EXPECT_EQ(out.records[1].end, (3ull << 32) | 310u);
+  EXPECT_EQ(out.records[2].begin, (3ull << 32) | 400u);
+  EXPECT_EQ(out.records[2].meta, high);
+  EXPECT_EQ(out.records[2].warp, 2u << 8);
+  EXPECT_EQ(out.records[3].begin, (2ull << 32) | 0xfffffff0u);
+  EXPECT_EQ(out.records[3].end, (3ull << 32) | 5u);
+  EXPECT_EQ(out.records[3].warp, 3u << 8);
+  EXPECT_EQ(out.records[3].iteration, 0u);
+  // Slot 1: places 0..2, then 5 and 4.
+  EXPECT_EQ(out.records[4].iteration, 0u);
+  EXPECT_EQ(out.records[6].iteration, 2u);
+  EXPECT_EQ(out.records[7].begin, (3ull << 32) | 500u);
+  EXPECT_EQ(out.records[8].begin, (3ull << 32) | 600u);
+  EXPECT_EQ(out.records[8].warp, (4u << 8) | 1u);
+  // Slot 2: places 5 down to 1.
+  EXPECT_EQ(out.records[9].iteration, 5u);
+  EXPECT_EQ(out.records[13].iteration, 1u);
+  EXPECT_EQ(out.records[13].cta, 0u);
+  EXPECT_EQ(out.records[13].warp, (4u << 8) | 2u);
+  // Without the flag the same slots read as lane 0's records only, the passes counted as lost:
+  // slot 0's places 4 and 5 past lane 0's count then mean an earlier exit's closing record.
+  const ExpandedRecords counted = expandCompactRecords(area, 4, 4, 4);
+  EXPECT_EQ(counted.unclosedSlots, 4u);
+}
+
 // A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
 // in places 0..1, the lanes' highest count in place 2, lane 0's closing record in place 3.
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
