@@ -72,6 +72,7 @@ int runPlan(const PlanOptions& o) {
 Result<planner::ProgramContext> programContext(const std::string& target) {
   const auto ext = std::filesystem::path(target).extension();
   unsigned gpus = 1;
+  std::map<std::string, std::array<uint32_t, 3>> blocks;
   if (ext == ".yaml" || ext == ".yml") {
     auto spec = program::loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
@@ -85,6 +86,8 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
       return context;
     }
     gpus = spec->run.gpus;
+    for (const auto& k : spec->kernels)
+      if (k.block) blocks[k.name] = *k.block;
   }
   auto source = program::loadTargetPtx(target);
   if (!source) return std::unexpected(source.error());
@@ -94,6 +97,7 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
   if (!regions) return std::unexpected(regions.error());
   planner::ProgramContext context{target, source->version, std::move(*regions)};
   context.gpus = gpus;
+  context.blocks = std::move(blocks);
   return context;
 }
 

@@ -33,6 +33,7 @@
 // version traces only markers in the kernel body (analyzeRegions gives each function its own
 // region tree, so a kernel's tree never needs a callee's markers).
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -117,6 +118,12 @@ struct LoweringOptions {
   /// slot's last record place downward (format.h), so that such regions are traced whole; it
   /// waits for the atomic there, in those passes only.
   std::string parted = "count";
+  /// `blocks`: {kernel: [x, y, z]}, the block shape every launch of a kernel uses (the program
+  /// spec's kernels[].block, which argus build and the planner pass on). The lane-0 analysis
+  /// (ptx::blocksWithoutLaneZero) then keeps warp-index branches uniform as `.reqntid` would,
+  /// so role branches under `.maxntid` need no lost count; the trace map keeps the shape
+  /// (`block`), and launches with another one are noted when the trace is decoded.
+  std::map<std::string, std::array<uint32_t, 3>> blocks;
 
   /// Sets `value` to option `key` when the config has it; it must be one of `choices`.
   static Result<void> choice(const nlohmann::json& config, const char* key,
@@ -182,6 +189,25 @@ struct LoweringOptions {
       return fail("passes", fmt::format("{}: record_place \"begin\" is for record_layout "
                                         "\"compact\"; drop it, or the other layout options",
                                         kPassName));
+    }
+    if (auto it = config.find("blocks"); it != config.end()) {
+      const auto bad = [&] {
+        return fail("passes", fmt::format("{}: option blocks is {}; use {{\"kernel\": [x, y, z]}} "
+                                          "with positive block extents",
+                                          kPassName, it->dump()));
+      };
+      if (!it->is_object()) return bad();
+      for (const auto& [kernel, shape] : it->items()) {
+        if (!shape.is_array() || shape.size() != 3) return bad();
+        std::array<uint32_t, 3> b{};
+        for (size_t d = 0; d < 3; ++d) {
+          if (!shape[d].is_number_unsigned() || shape[d].get<uint64_t>() == 0 ||
+              shape[d].get<uint64_t>() > 0xffffffffu)
+            return bad();
+          b[d] = shape[d].get<uint32_t>();
+        }
+        o.blocks[kernel] = b;
+      }
     }
     if (o.parted == "record" && o.recordLayout != "compact") {
       return fail("passes", fmt::format("{}: parted \"record\" is for record_layout "
@@ -631,7 +657,10 @@ class LowerMarkersToTracePass final : public Pass {
     if (!paired) {
       auto cfg = ptx::buildControlFlowGraph(kernel, fileName_);
       if (!cfg) return std::unexpected(cfg.error());
-      const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(kernel, *cfg);
+      const auto shape = options_.blocks.find(kernel.name);
+      const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(
+          kernel, *cfg,
+          shape == options_.blocks.end() ? std::nullopt : std::optional(shape->second));
       for (const auto& [statement, site] : sites)
         countsLost[statement] = !site.begin && blocks[cfg->blockOf[statement]];
     }
@@ -937,6 +966,8 @@ class LowerMarkersToTracePass final : public Pass {
     map["record_store"] = options_.recordStore;
     map["record_layout"] = options_.recordLayout;
     map["parted"] = options_.parted;
+    if (auto shape = options_.blocks.find(kernel.name); shape != options_.blocks.end())
+      map["block"] = shape->second;
     nlohmann::json regionList = nlohmann::json::array();
     for (uint32_t k = 0; k < n; ++k) {
       nlohmann::json r = {{"index", k}, {"id", regions[k].id}, {"path", regions[k].path}};

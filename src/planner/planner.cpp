@@ -74,9 +74,14 @@ Result<const ptx::Region*> findRegion(const ptx::FunctionRegions& kernel,
 
 class Builder {
  public:
-  Builder(const query::Query& query, const RecipeCatalog& catalog, QueryPlan& out, bool triton,
-          unsigned gpus)
-      : query_(query), catalog_(catalog), out_(out), triton_(triton), gpus_(gpus) {}
+  Builder(const query::Query& query, const RecipeCatalog& catalog, QueryPlan& out,
+          const ProgramContext& program)
+      : query_(query),
+        catalog_(catalog),
+        out_(out),
+        triton_(program.language == "triton"),
+        gpus_(program.gpus),
+        blocks_(program.blocks) {}
 
   /// Adds the tasks for `recipe` and its prerequisites once; returns its synthesis task id.
   Result<std::string> require(const Recipe& recipe, std::vector<std::string>& stack) {
@@ -317,7 +322,10 @@ class Builder {
     v.config = {{"variant", variant}, {"transforms", recipe.transforms}, {"kernel", out_.kernel}};
     v.inputs = {InputBinding{"ptx", ptx, "ptx"}};
     v.outputs = {"ptx"};
-    if (tracesMarkers(recipe.transforms)) v.outputs.push_back("trace_map");
+    if (tracesMarkers(recipe.transforms)) {
+      v.outputs.push_back("trace_map");
+      if (!blocks_.empty()) v.config["blocks"] = blocks_;
+    }
     if (paintsPcs(recipe.transforms)) v.outputs.push_back("paint_map");
     (void)out_.plan.add(std::move(v));
     TaskDescriptor b = base(buildId);
@@ -349,6 +357,7 @@ class Builder {
   std::vector<std::string> collectionsIsolated_;
   bool triton_ = false;
   unsigned gpus_ = 1;
+  std::map<std::string, std::array<uint32_t, 3>> blocks_;  // ProgramContext::blocks
 };
 
 nlohmann::json collectionJson(const Collection& c) {
@@ -434,7 +443,7 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
   if (program.language != "cuda" && program.language != "triton")
     return fail("planner",
                 fmt::format("program language `{}` is not `cuda` or `triton`", program.language));
-  Builder builder(query, catalog, out, program.language == "triton", program.gpus);
+  Builder builder(query, catalog, out, program);
   for (size_t i = 0; i < requested.size(); ++i) {
     std::vector<std::string> stack;
     auto synth = builder.require(*requested[i], stack);

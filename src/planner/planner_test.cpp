@@ -57,6 +57,27 @@ TEST(Planner, RunningExampleMatchesTheGoldenPlan) {
   expectGoldenPlan(planQuery(runningExample(), catalog(), tmaGemm()), "running_example.txt");
 }
 
+// The spec's block shapes reach the trace variants' PTX pass (its lane-0 analysis), and only
+// those: the mapping and counter variants do not trace.
+TEST(Planner, SpecBlockShapesReachTheTraceVariants) {
+  ProgramContext program = tmaGemm();
+  program.blocks["tma_gemm"] = {128, 1, 1};
+  auto plan = planQuery(runningExample(), catalog(), program);
+  ASSERT_TRUE(plan) << plan.error().text();
+  int traced = 0;
+  for (const auto& t : plan->plan.tasks()) {
+    if (t.executor != "ptx_pass") continue;
+    const bool traces =
+        t.config["transforms"].dump().find("lower_markers_to_trace") != std::string::npos;
+    traced += traces;
+    EXPECT_EQ(t.config.contains("blocks"), traces) << t.id;
+    if (traces) {
+      EXPECT_EQ(t.config["blocks"], nlohmann::json::parse(R"({"tma_gemm":[128,1,1]})"));
+    }
+  }
+  EXPECT_GT(traced, 0);
+}
+
 TEST(Planner, RunningExampleSeparatesTracingMappingAndCounters) {
   auto plan = planQuery(runningExample(), catalog(), tmaGemm());
   ASSERT_TRUE(plan) << plan.error().text();

@@ -255,7 +255,25 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
       const YAML::Node k = kernels[i];
       if (!k["name"])
         return std::unexpected(specError(file, fmt::format("kernels[{}].name", i), "is required"));
-      KernelSpec kernel{k["name"].as<std::string>(), {}};
+      KernelSpec kernel{k["name"].as<std::string>(), {}, std::nullopt};
+      if (const YAML::Node block = k["block"]) {
+        const std::string field = fmt::format("kernels[{}].block", i);
+        const auto bad = [&] {
+          return std::unexpected(
+              specError(file, field,
+                        "must be a list of 1 to 3 positive integers, the launch's block shape "
+                        "(x, y, z; missing ones are 1), e.g. [256, 1, 1]"));
+        };
+        if (!block.IsSequence() || block.size() == 0 || block.size() > 3) return bad();
+        std::array<std::uint32_t, 3> shape{1, 1, 1};
+        for (size_t d = 0; d < block.size(); ++d) {
+          std::uint32_t v = 0;
+          if (!block[d].IsScalar() || !YAML::convert<std::uint32_t>::decode(block[d], v) || v == 0)
+            return bad();
+          shape[d] = v;
+        }
+        kernel.block = shape;
+      }
       if (const YAML::Node regions = k["regions"]) {
         for (const auto& r : regions) {
           if (r.IsMap() && r["path"] && !r["function"])

@@ -49,6 +49,13 @@ TEST_F(SpecTest, LoadsRunAndCheck) {
   auto all = load("name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpus: all}\n");
   ASSERT_TRUE(all) << all.error().text();
   EXPECT_EQ(all->run.gpus, 0u);
+  EXPECT_FALSE(spec->kernels.front().block);
+  auto shaped = load(
+      "name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
+      "kernels:\n  - name: k\n    block: [384]\n  - name: j\n    block: [32, 4, 2]\n");
+  ASSERT_TRUE(shaped) << shaped.error().text();
+  EXPECT_EQ(shaped->kernels[0].block, (std::array<std::uint32_t, 3>{384, 1, 1}));
+  EXPECT_EQ(shaped->kernels[1].block, (std::array<std::uint32_t, 3>{32, 4, 2}));
 }
 
 TEST_F(SpecTest, ErrorsNameTheFileAndField) {
@@ -75,6 +82,16 @@ TEST_F(SpecTest, ErrorsNameTheFileAndField) {
             "field `run.gpus`: is `two`"},
            {"name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"], gpu: 2}\n",
             "field `run.gpu`: is not a run field"},
+           {"name: t\nsources: [kernel.cu]\n" + run + "kernels:\n  - name: k\n    block: [0]\n",
+            "field `kernels[0].block`: must be a list of 1 to 3 positive integers"},
+           {"name: t\nsources: [kernel.cu]\n" + run +
+                "kernels:\n  - name: k\n    block: [128, 1, 1, 1]\n",
+            "field `kernels[0].block`"},
+           {"name: t\nsources: [kernel.cu]\n" + run + "kernels:\n  - name: k\n    block: 128\n",
+            "field `kernels[0].block`"},
+           {"name: t\nsources: [kernel.cu]\n" + run +
+                "kernels:\n  - name: k\n    block: [128, -1]\n",
+            "field `kernels[0].block`"},
        }) {
     auto spec = load(c.yaml);
     ASSERT_FALSE(spec) << c.yaml;

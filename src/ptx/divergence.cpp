@@ -104,16 +104,21 @@ std::vector<uint64_t> numbers(std::string_view text) {
   return out;
 }
 
-/// Whether %tid.x is the thread's linear index in its warp's numbering: `.reqntid` makes the block
-/// one-dimensional (y and z 1) or its x extent a multiple of 32. `.maxntid` does not: it bounds
-/// only the thread count, so a `.maxntid 128, 1, 1` kernel may run with 48 x 2 threads.
-bool linearThreadX(const Function& kernel) {
-  for (const auto& d : kernel.performanceDirectives) {
-    if (d.name != ".reqntid") continue;
-    const auto n = numbers(d.text);
-    if (n.empty()) continue;
-    if (n.size() == 1 || (n[1] == 1 && (n.size() < 3 || n[2] == 1)) || n[0] % 32 == 0) return true;
-  }
+/// Whether a block shape makes %tid.x the thread's linear index in its warp's numbering: one
+/// dimension (y and z 1), or an x extent that is a multiple of 32.
+bool linearShape(const std::vector<uint64_t>& n) {
+  return !n.empty() &&
+         (n.size() == 1 || (n[1] == 1 && (n.size() < 3 || n[2] == 1)) || n[0] % 32 == 0);
+}
+
+/// Whether %tid.x is the thread's linear index in its warp's numbering: by `block` (the shape the
+/// program spec says every launch uses) or `.reqntid`. `.maxntid` does not say: it bounds only the
+/// thread count, so a `.maxntid 128, 1, 1` kernel may run with 48 x 2 threads.
+
+bool linearThreadX(const Function& kernel, const std::optional<std::array<uint32_t, 3>>& block) {
+  if (block && linearShape({(*block)[0], (*block)[1], (*block)[2]})) return true;
+  for (const auto& d : kernel.performanceDirectives)
+    if (d.name == ".reqntid" && linearShape(numbers(d.text))) return true;
   return false;
 }
 
@@ -140,8 +145,9 @@ std::optional<int64_t> operandValue(const Operand& o, const std::string& opcode)
 
 class Analysis {
  public:
-  Analysis(const Function& kernel, const ControlFlowGraph& cfg)
-      : kernel_(kernel), cfg_(cfg), linearX_(linearThreadX(kernel)) {
+  Analysis(const Function& kernel, const ControlFlowGraph& cfg,
+           const std::optional<std::array<uint32_t, 3>>& block)
+      : kernel_(kernel), cfg_(cfg), linearX_(linearThreadX(kernel, block)) {
     for (const auto& p : kernel.params) params_.insert(p.name);
     for (const auto& st : kernel.body) {
       if (st.kind != Statement::Kind::Variable || st.variable.stateSpace != ".reg") continue;
@@ -463,8 +469,9 @@ class Analysis {
 
 }  // namespace
 
-std::vector<bool> blocksWithoutLaneZero(const Function& kernel, const ControlFlowGraph& cfg) {
-  return Analysis(kernel, cfg).run();
+std::vector<bool> blocksWithoutLaneZero(const Function& kernel, const ControlFlowGraph& cfg,
+                                        const std::optional<std::array<uint32_t, 3>>& block) {
+  return Analysis(kernel, cfg, block).run();
 }
 
 }  // namespace argus::ptx

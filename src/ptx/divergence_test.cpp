@@ -22,13 +22,14 @@ std::string kernelText(const std::string& directives, const std::string& body) {
 /// Whether the block holding sentinel `n` may run without lane 0.
 class Divergence : public ::testing::Test {
  protected:
-  void analyze(const std::string& directives, const std::string& body) {
+  void analyze(const std::string& directives, const std::string& body,
+               const std::optional<std::array<uint32_t, 3>>& block = std::nullopt) {
     module_ = parseOrDie(kernelText(directives, body));
     const Function& k = *module_.functions().front();
     auto cfg = buildControlFlowGraph(k, "test.ptx");
     ASSERT_TRUE(cfg) << cfg.error().text();
     cfg_ = *cfg;
-    unsafe_ = blocksWithoutLaneZero(k, cfg_);
+    unsafe_ = blocksWithoutLaneZero(k, cfg_, block);
     ASSERT_EQ(unsafe_.size(), cfg_.blocks.size());
   }
   bool withoutLaneZero(int sentinel) const {
@@ -93,6 +94,13 @@ TEST_F(Divergence, WarpIndexOfAOneDimensionalBlockIsUniform) {
   EXPECT_TRUE(withoutLaneZero(1));
   analyze(".reqntid 64, 2, 1", with("5"));
   EXPECT_FALSE(withoutLaneZero(1));  // rows of 64: still whole warps
+  // The block shape the program spec gives (kernels[].block) says what .maxntid does not.
+  analyze(".maxntid 128, 1, 1", with("5"), std::array<uint32_t, 3>{128, 1, 1});
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(".maxntid 128, 1, 1", with("4"), std::array<uint32_t, 3>{128, 1, 1});
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze("", with("5"), std::array<uint32_t, 3>{48, 2, 1});
+  EXPECT_TRUE(withoutLaneZero(1));  // rows of 48: a warp spans two
 }
 
 // Comparisons of %tid.x + k with a constant: the same for a warp when the boundary falls on a

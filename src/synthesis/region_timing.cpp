@@ -135,8 +135,16 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
     ++launches;
     if (launch.info.contains("kernel_ns") && launch.info["kernel_ns"].is_number_unsigned())
       kernelNs.push_back(launch.info["kernel_ns"].get<uint64_t>());
-    if (const std::string note = launch.info.value("note", "");
-        !note.empty() && ++noted <= kMaxNotes)
+    std::string note = launch.info.value("note", "");
+    if (parsed->block && launch.info.contains("block") &&
+        launch.info["block"] != nlohmann::json(*parsed->block))
+      note += fmt::format(
+          "{}the trace was built for blocks of {} threads (kernels[].block in the program "
+          "spec) and this launch ran {}: occurrences its warps began without lane 0 may be lost "
+          "without a count; correct the spec's block and query again",
+          note.empty() ? "" : "; ", nlohmann::json(*parsed->block).dump(),
+          launch.info["block"].dump());
+    if (!note.empty() && ++noted <= kMaxNotes)
       notes.push_back(fmt::format("launch {}: {}", launch.info.value("seq", 0), note));
     all.header = decoded->header;
     all.dropped += decoded->dropped;

@@ -75,6 +75,32 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   EXPECT_EQ((*eight)["duration"]["launch_notes"].back(), "launch 7: " + lost);
 }
 
+// A trace built for the spec's block shape (trace map `block`): a launch with another shape
+// is noted, since its lane-0 analysis may not hold there; one with that shape is not.
+TEST(RegionTiming, NotesLaunchesWhoseBlockIsNotTheOneTheTraceAssumed) {
+  const auto scope = query::parseScope("");
+  ASSERT_TRUE(scope.has_value());
+  backends::TraceBundle bundle = bundleWith({"", "5 records lost"});
+  bundle.traceMap["k"]["block"] = {128, 1, 1};
+  bundle.launches[0].info["block"] = {128, 1, 1};
+  bundle.launches[1].info["block"] = {64, 2, 1};
+  auto timing = regionTiming(backends::encodeBundle(bundle), "", *scope);
+  ASSERT_TRUE(timing.has_value()) << timing.error().text();
+  const json& notes = (*timing)["duration"]["launch_notes"];
+  ASSERT_EQ(notes.size(), 1u) << notes.dump();
+  EXPECT_EQ(notes[0].get<std::string>(),
+            "launch 1: 5 records lost; the trace was built for blocks of [128,1,1] threads "
+            "(kernels[].block in the program spec) and this launch ran [64,2,1]: occurrences its "
+            "warps began without lane 0 may be lost without a count; correct the spec's block and "
+            "query again");
+  // A malformed block in the trace map is an error that names it.
+  bundle.traceMap["k"]["block"] = {128, 1};
+  auto bad = regionTiming(backends::encodeBundle(bundle), "", *scope);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("`block` is not three unsigned extents"), std::string::npos)
+      << bad.error().message;
+}
+
 // The traced launches' CUPTI kernel times (joined by the collection) become traced_kernel
 // statistics over the launches the scope selects.
 TEST(RegionTiming, TracedKernelTimesOfTheSelectedLaunches) {

@@ -52,6 +52,14 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
   if (layout != "full" && layout != "compact") return bad("unknown record_layout `" + layout + "`");
   map.compactRecords = layout == "compact";
   map.scope = json.value("scope", std::string());
+  if (json.contains("block")) {
+    const auto& b = json["block"];
+    if (!b.is_array() || b.size() != 3 ||
+        !std::ranges::all_of(b, [](const auto& v) { return v.is_number_unsigned(); }))
+      return bad("`block` is not three unsigned extents: " + b.dump());
+    map.block =
+        std::array<uint32_t, 3>{b[0].get<uint32_t>(), b[1].get<uint32_t>(), b[2].get<uint32_t>()};
+  }
   if (!json.contains("regions") || !json["regions"].is_array()) return bad("`regions` missing");
   for (const auto& r : json["regions"]) {
     if (!r.is_object() || !r.contains("index") || !r["index"].is_number_unsigned() ||

@@ -8,6 +8,7 @@
 // measurement-valid, not minimal, and says for every separated pair which rule separated them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,6 +35,9 @@ struct ProgramContext {
   std::string language = "cuda";
   /// GPUs one run of the program needs (its spec's run.gpus; 0: all).
   unsigned gpus = 1;
+  /// The block shapes the spec gives (kernels[].block), by kernel: the trace variants' lane-0
+  /// analysis uses them (lower_markers_to_trace's `blocks` option).
+  std::map<std::string, std::array<uint32_t, 3>> blocks = {};
 };
 
 /// One collection: a recipe bound to a program variant, and the run partition it landed in.

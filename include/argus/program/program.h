@@ -2,6 +2,10 @@
 // build flags and a run command, or a single .cu/.ptx file for the front-end verbs.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
+
 #include <filesystem>
 #include <map>
 #include <string>
@@ -29,6 +33,10 @@ struct RunSpec {
 struct KernelSpec {
   std::string name;
   std::vector<std::string> regions;
+  /// `block: [x, y, z]`: the block shape every launch of the kernel uses, when the spec says.
+  /// The trace pass's lane-0 analysis then knows %tid.x's warp numbering (as `.reqntid` would
+  /// tell it) and keeps warp-index branches uniform; a launch with another shape is noted.
+  std::optional<std::array<std::uint32_t, 3>> block;
 };
 
 /// A program spec (argus.yaml): CUDA C++ (`language: cuda`, the default) or Triton

@@ -7,6 +7,9 @@
 // need the count: every other marker runs, whenever any lane of a warp runs it, with lane 0.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "argus/ptx/cfg.h"
@@ -20,11 +23,14 @@ namespace argus::ptx {
 /// branch whose condition may differ between the lanes of a warp and follows no exit that only
 /// some lanes may take. A condition is warp-uniform when it derives only from parameters,
 /// constants, the launch geometry (%ctaid, %ntid, ...), per-warp special registers (%warpid,
-/// %smid), loads from warp-uniform addresses, votes, and `%tid.x` divided by a multiple of 32 in
-/// a kernel whose `.maxntid` or `.reqntid` makes the block one-dimensional; values defined in
-/// blocks a warp may run diverged are divergent, and `bra.uni` is taken at its word.
+/// %smid), loads from warp-uniform addresses, votes, and `%tid.x` divided by a multiple of 32
+/// where the block is one-dimensional or its x extent a multiple of 32: by the kernel's
+/// `.reqntid`, or by `block`, the shape the caller knows every launch uses (a program spec's
+/// `kernels[].block`; `.maxntid` bounds only the thread count, so it does not count). Values
+/// defined in blocks a warp may run diverged are divergent, and `bra.uni` is taken at its word.
 /// [thread-safe]
-[[nodiscard]] std::vector<bool> blocksWithoutLaneZero(const Function& kernel,
-                                                      const ControlFlowGraph& cfg);
+[[nodiscard]] std::vector<bool> blocksWithoutLaneZero(
+    const Function& kernel, const ControlFlowGraph& cfg,
+    const std::optional<std::array<uint32_t, 3>>& block = std::nullopt);
 
 }  // namespace argus::ptx

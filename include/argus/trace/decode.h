@@ -5,6 +5,7 @@
 // occurrences sorted by begin -> regionStatistics / chromeTrace.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -40,6 +41,9 @@ struct TraceMap {
   std::vector<Region> regions;     ///< By region index.
   std::vector<std::string> roles;  ///< By role index.
   std::string scope;               ///< Canonical scope text; empty = all.
+  /// The block shape the trace pass's lane-0 analysis assumed (the spec's kernels[].block):
+  /// a launch with another shape may have lost occurrences begun without lane 0 uncounted.
+  std::optional<std::array<uint32_t, 3>> block;
 };
 
 /// Reads a trace map; errors name the missing or malformed field.
