@@ -143,6 +143,199 @@ std::optional<int64_t> operandValue(const Operand& o, const std::string& opcode)
   return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(*v)));
 }
 
+/// Blocks that only a warp's lane 0 can reach: every path from the entry to them takes a branch
+/// edge that only lane 0 takes (a guard like `threadIdx.x == 0`, `threadIdx.x % 128 == 0` with
+/// %tid.x in warp numbering, or `%laneid == 0`). When such a block runs, lane 0 runs it, so its
+/// markers need no lost count. Values are followed flow-insensitively (every definition of a
+/// register must give the same form), through the arithmetic nvcc emits for these guards:
+/// masks, `rem` by a power of two, and the signed-modulo sequence (x - (x + (x >> 31 >>> k) & -m),
+/// where x >> 31 is 0 for a thread index).
+class LaneZeroGuards {
+ public:
+  LaneZeroGuards(const Function& kernel, const ControlFlowGraph& cfg, bool linearX)
+      : kernel_(kernel), cfg_(cfg), linearX_(linearX) {}
+
+  std::vector<bool> run() {
+    // From nothing known, each round recomputes every register from the last round's facts; a
+    // register whose definitions disagree (or that depends on itself) stays unknown.
+    for (int round = 0; round < 64; ++round) {
+      std::unordered_map<std::string, Form> forms;
+      std::unordered_map<std::string, Zero> zeros;
+      for (const auto& st : kernel_.body) {
+        if (st.kind != Statement::Kind::Instruction || st.instruction.operands.empty()) continue;
+        const Instruction& inst = st.instruction;
+        const Operand& dst = inst.operands.front();
+        if (dst.kind != Operand::Kind::Register) continue;
+        const std::string base = inst.baseOpcode();
+        if (base == "bra" || base == "brx") continue;
+        const bool guarded = inst.guard.has_value();
+        if (inst.opcode.find(".pred") != std::string::npos || base == "setp") {
+          const Zero z = guarded ? Zero::None : zeroOf(inst, base);
+          auto [it, added] = zeros.try_emplace(dst.text, z);
+          if (!added && it->second != z) it->second = Zero::None;
+        } else {
+          const Form f = guarded ? Form{} : formOf(inst, base);
+          auto [it, added] = forms.try_emplace(dst.text, f);
+          if (!added && !(it->second == f)) it->second = Form{};
+        }
+      }
+      const bool changed = forms != forms_ || zeros != zeros_;
+      forms_ = std::move(forms);
+      zeros_ = std::move(zeros);
+      if (!changed) break;
+    }
+    // Reachable from the entry without taking an edge only lane 0 takes.
+    const size_t n = cfg_.blocks.size();
+    std::vector<bool> reached(n, false);
+    std::vector<uint32_t> work = {0};
+    while (!work.empty()) {
+      const uint32_t b = work.back();
+      work.pop_back();
+      if (b >= n || reached[b]) continue;
+      reached[b] = true;
+      const std::optional<uint32_t> only = laneZeroEdge(b);
+      for (uint32_t c : cfg_.blocks[b].successors)
+        if (!only || c != *only) work.push_back(c);
+    }
+    std::vector<bool> out(n);
+    for (size_t b = 0; b < n; ++b) out[b] = !reached[b];
+    return out;
+  }
+
+ private:
+  /// An integer register's value: unknown, a constant, or %tid.x / %laneid masked.
+  struct Form {
+    enum class Kind : uint8_t { Unknown, Constant, Tid, Lane } kind = Kind::Unknown;
+    int64_t value = 0;      ///< Constant
+    uint64_t mask = ~0ull;  ///< Tid, Lane: the bits kept
+    bool operator==(const Form&) const = default;
+  };
+  /// What a predicate's value says of the lane: lane 0 if it is true, or if it is false.
+  enum class Zero : uint8_t { None, IfTrue, IfFalse };
+
+  static Zero flip(Zero z) {
+    return z == Zero::IfTrue ? Zero::IfFalse : z == Zero::IfFalse ? Zero::IfTrue : Zero::None;
+  }
+
+  Form formOf(const Operand& o, const std::string& opcode) const {
+    if (auto v = operandValue(o, opcode)) return {Form::Kind::Constant, *v, 0};
+    if (o.kind != Operand::Kind::Register) return {};
+    if (o.text == "%tid.x") return {Form::Kind::Tid, 0, ~0ull};
+    if (o.text == "%laneid") return {Form::Kind::Lane, 0, ~0ull};
+    if (auto it = forms_.find(o.text); it != forms_.end()) return it->second;
+    return {};
+  }
+
+  /// Zero of a value: it is 0 only in lane 0.
+  bool zeroInLaneZeroOnly(const Form& f) const {
+    return (f.kind == Form::Kind::Lane || (f.kind == Form::Kind::Tid && linearX_)) &&
+           (f.mask & 31) == 31;
+  }
+
+  Form formOf(const Instruction& inst, const std::string& base) const {
+    const auto& ops = inst.operands;
+    if ((base == "mov" || base == "cvt") && ops.size() == 2) return formOf(ops[1], inst.opcode);
+    if (ops.size() != 3) return {};
+    const Form a = formOf(ops[1], inst.opcode);
+    const Form b = formOf(ops[2], inst.opcode);
+    const bool masked = a.kind == Form::Kind::Tid || a.kind == Form::Kind::Lane;
+    const bool constant = b.kind == Form::Kind::Constant;
+    if (a.kind == Form::Kind::Constant && constant) {
+      if (base == "add") return {Form::Kind::Constant, a.value + b.value, 0};
+      if (base == "shr" && b.value >= 0 && b.value < 64)
+        return {Form::Kind::Constant, a.value >> b.value, 0};
+      return {};
+    }
+    // Thread and lane indices are below 1024: shifted right by 10 or more, nothing is left.
+    if (base == "shr" && masked && constant && b.value >= 10) return {Form::Kind::Constant, 0, 0};
+    if (base == "add" && masked && constant && b.value == 0) return a;
+    if (base == "add" && a.kind == Form::Kind::Constant && a.value == 0 &&
+        (b.kind == Form::Kind::Tid || b.kind == Form::Kind::Lane))
+      return b;
+    if (base == "and" && masked && constant)
+      return {a.kind, 0, a.mask & static_cast<uint64_t>(b.value)};
+    // x & m1 - x & m2 = x & (m1 & ~m2) when m2's bits are m1's.
+    if (base == "sub" && masked && b.kind == a.kind && (b.mask & ~a.mask) == 0)
+      return {a.kind, 0, a.mask & ~b.mask};
+    if (base == "sub" && masked && constant && b.value == 0) return a;
+    if (base == "rem" && masked && constant && b.value > 0 && (b.value & (b.value - 1)) == 0)
+      return {a.kind, 0, a.mask & static_cast<uint64_t>(b.value - 1)};
+    return {};
+  }
+
+  Zero zeroOf(const Operand& o) const {
+    if (o.kind != Operand::Kind::Register) return Zero::None;
+    auto it = zeros_.find(o.text);
+    const Zero z = it == zeros_.end() ? Zero::None : it->second;
+    return o.negated ? flip(z) : z;
+  }
+
+  Zero zeroOf(const Instruction& inst, const std::string& base) const {
+    const auto& ops = inst.operands;
+    if (base == "mov" && ops.size() == 2) return zeroOf(ops[1]);
+    if (base == "not" && ops.size() == 2) return flip(zeroOf(ops[1]));
+    if ((base == "or" || base == "and") && ops.size() == 3) {
+      // p = a | b false: both false. p = a & b true: both true.
+      const Zero wanted = base == "or" ? Zero::IfFalse : Zero::IfTrue;
+      return zeroOf(ops[1]) == wanted || zeroOf(ops[2]) == wanted ? wanted : Zero::None;
+    }
+    if (base != "setp" || ops.size() < 3 || ops[0].kind != Operand::Kind::Register)
+      return Zero::None;
+    // setp.eq/ne of a value that is 0 only in lane 0 with 0 (either side); `.and`/`.or` with a
+    // further predicate keep what the comparison's truth (.and) or falsehood (.or) says.
+    const std::string& op = inst.opcode;
+    const bool eq = op.starts_with("setp.eq.");
+    const bool ne = op.starts_with("setp.ne.");
+    if (!eq && !ne) return Zero::None;
+    const Form a = formOf(ops[1], op);
+    const Form b = formOf(ops[2], op);
+    const bool zeroTest =
+        (zeroInLaneZeroOnly(a) && b.kind == Form::Kind::Constant && b.value == 0) ||
+        (zeroInLaneZeroOnly(b) && a.kind == Form::Kind::Constant && a.value == 0);
+    if (!zeroTest) return Zero::None;
+    const Zero compare = eq ? Zero::IfTrue : Zero::IfFalse;
+    if (ops.size() == 3) return compare;
+    if (op.find(".and.") != std::string::npos)
+      return compare == Zero::IfTrue ? compare : Zero::None;
+    if (op.find(".or.") != std::string::npos)
+      return compare == Zero::IfFalse ? compare : Zero::None;
+    return Zero::None;
+  }
+
+  /// The successor of block `b` that only lane 0 goes to, if its branch says so.
+  std::optional<uint32_t> laneZeroEdge(uint32_t b) const {
+    const BasicBlock& block = cfg_.blocks[b];
+    const Instruction* last = nullptr;
+    for (size_t i = block.end; i-- > block.begin;)
+      if (kernel_.body[i].kind == Statement::Kind::Instruction) {
+        last = &kernel_.body[i].instruction;
+        break;
+      }
+    if (last == nullptr || last->baseOpcode() != "bra" || !last->guard || last->operands.empty())
+      return std::nullopt;
+    Zero z = zeroOf(Operand{Operand::Kind::Register, last->guard->predicate, 0, false, {}});
+    if (last->guard->negated) z = flip(z);
+    if (z == Zero::None) return std::nullopt;
+    // The target: the block its label starts; the fall-through: the next block.
+    std::optional<uint32_t> target;
+    for (size_t i = 0; i < kernel_.body.size(); ++i)
+      if (kernel_.body[i].kind == Statement::Kind::Label &&
+          kernel_.body[i].text == last->operands.front().text)
+        target = cfg_.blockOf[i];
+    const uint32_t next = b + 1;
+    if (!target || next >= cfg_.blocks.size() || *target == next ||
+        cfg_.blocks[next].begin != block.end)
+      return std::nullopt;
+    return z == Zero::IfTrue ? *target : next;
+  }
+
+  const Function& kernel_;
+  const ControlFlowGraph& cfg_;
+  const bool linearX_;
+  std::unordered_map<std::string, Form> forms_;
+  std::unordered_map<std::string, Zero> zeros_;
+};
+
 class Analysis {
  public:
   Analysis(const Function& kernel, const ControlFlowGraph& cfg,
@@ -471,7 +664,12 @@ class Analysis {
 
 std::vector<bool> blocksWithoutLaneZero(const Function& kernel, const ControlFlowGraph& cfg,
                                         const std::optional<std::array<uint32_t, 3>>& block) {
-  return Analysis(kernel, cfg, block).run();
+  std::vector<bool> unsafe = Analysis(kernel, cfg, block).run();
+  const std::vector<bool> laneZeroOnly =
+      LaneZeroGuards(kernel, cfg, linearThreadX(kernel, block)).run();
+  for (size_t b = 0; b < unsafe.size() && b < laneZeroOnly.size(); ++b)
+    unsafe[b] = unsafe[b] && !laneZeroOnly[b];
+  return unsafe;
 }
 
 }  // namespace argus::ptx

@@ -284,5 +284,69 @@ TEST_F(Divergence, ThreadIndexAcrossZero) {
   EXPECT_FALSE(withoutLaneZero(1));  // octal 040 = 32: aligned
 }
 
+// Branches only lane 0 takes: a block every path to which takes one runs with lane 0 whenever
+// it runs (one thread issuing TMA loads). %laneid always; %tid.x where it numbers the warp's
+// lanes (.reqntid, or the spec's block), through the masks, `rem` and the signed-modulo
+// sequence nvcc emits for `threadIdx.x % 128 == 0`.
+TEST_F(Divergence, BranchesOnlyLaneZeroTakes) {
+  const auto body = [](const std::string& compute, const std::string& test) {
+    return "\tmov.u32 \t%r1, %tid.x;\n\tmov.u32 \t%r4, %laneid;\n" + compute + test +
+           "\t@%p1 bra \t$L1;\n\tadd.s32 \t%r9, %r9, 1;\n\tbra.uni \t$L2;\n"
+           "$L1:\n\tadd.s32 \t%r9, %r9, 2;\n$L2:\n\tadd.s32 \t%r9, %r9, 3;\n\tret;\n";
+  };
+  const std::string oneD = ".reqntid 384, 1, 1";
+  const std::string ne = "\tsetp.ne.s32 \t%p1, %r3, 0;\n";
+  // threadIdx.x == 0 skips $L1: the fall-through is lane 0's only, $L1 is the other lanes', and
+  // the join $L2 the whole warp's again.
+  analyze(oneD, body("\tmov.u32 \t%r3, %r1;\n", ne));
+  EXPECT_FALSE(withoutLaneZero(1));
+  EXPECT_TRUE(withoutLaneZero(2));
+  EXPECT_FALSE(withoutLaneZero(3));
+  // Under .maxntid %tid.x == 0 is thread 0 of some row, not lane 0; %laneid needs no shape.
+  analyze(".maxntid 384, 1, 1", body("\tmov.u32 \t%r3, %r1;\n", ne));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(".maxntid 384, 1, 1", body("\tmov.u32 \t%r3, %r4;\n", ne));
+  EXPECT_FALSE(withoutLaneZero(1));
+  analyze(".maxntid 384, 1, 1", body("\tmov.u32 \t%r3, %r1;\n", ne),
+          std::array<uint32_t, 3>{384, 1, 1});
+  EXPECT_FALSE(withoutLaneZero(1));
+  // nvcc's threadIdx.x % 128 (signed int): x - ((x + (x >> 31 >>> 25)) & -128).
+  const std::string modulo =
+      "\tshr.s32 \t%r5, %r1, 31;\n\tshr.u32 \t%r6, %r5, 25;\n\tadd.s32 \t%r7, %r1, %r6;\n"
+      "\tand.b32 \t%r8, %r7, -128;\n\tsub.s32 \t%r3, %r1, %r8;\n";
+  analyze(oneD, body(modulo, ne));
+  EXPECT_FALSE(withoutLaneZero(1));
+  // ... or'ed with a uniform test (the loop's trip count), as nvcc writes `if (t == 0) for ...`.
+  analyze(oneD, body(modulo,
+                     "\tsetp.lt.s32 \t%p2, %r2, 64;\n\tsetp.ne.s32 \t%p3, %r3, 0;\n"
+                     "\tor.pred \t%p1, %p3, %p2;\n"));
+  EXPECT_FALSE(withoutLaneZero(1));
+  // and.pred says nothing of a false result.
+  analyze(oneD, body(modulo,
+                     "\tsetp.lt.s32 \t%p2, %r2, 64;\n\tsetp.ne.s32 \t%p3, %r3, 0;\n"
+                     "\tand.pred \t%p1, %p3, %p2;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  // x % 16 == 0 and x & 15 == 0 hold in lanes 0 and 16.
+  analyze(oneD, body("\trem.u32 \t%r3, %r1, 16;\n", ne));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(oneD, body("\tand.b32 \t%r3, %r1, 15;\n", ne));
+  EXPECT_TRUE(withoutLaneZero(1));
+  analyze(oneD, body("\trem.u32 \t%r3, %r1, 64;\n", ne));
+  EXPECT_FALSE(withoutLaneZero(1));
+  // The equality the other way round: @%p1 (lane 0) branches to $L1.
+  analyze(oneD, body("\tmov.u32 \t%r3, %r4;\n", "\tsetp.eq.s32 \t%p1, %r3, 0;\n"));
+  EXPECT_TRUE(withoutLaneZero(1));
+  EXPECT_FALSE(withoutLaneZero(2));
+  // A register whose definitions disagree is not followed.
+  analyze(oneD, body("\tmov.u32 \t%r3, %r4;\n\tmov.u32 \t%r3, %r2;\n", ne));
+  EXPECT_TRUE(withoutLaneZero(1));
+  // A block also reached by another path is not lane 0's only.
+  analyze(oneD,
+          "\tmov.u32 \t%r1, %tid.x;\n\tsetp.ne.s32 \t%p1, %r1, 0;\n\t@%p1 bra \t$L1;\n"
+          "$L2:\n\tadd.s32 \t%r9, %r9, 1;\n\tret;\n"
+          "$L1:\n\tsetp.lt.u32 \t%p2, %r1, 5;\n\t@%p2 bra \t$L2;\n\tret;\n");
+  EXPECT_TRUE(withoutLaneZero(1));
+}
+
 }  // namespace
 }  // namespace argus::ptx

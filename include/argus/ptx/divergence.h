@@ -28,6 +28,9 @@ namespace argus::ptx {
 /// `.reqntid`, or by `block`, the shape the caller knows every launch uses (a program spec's
 /// `kernels[].block`; `.maxntid` bounds only the thread count, so it does not count). Values
 /// defined in blocks a warp may run diverged are divergent, and `bra.uni` is taken at its word.
+/// Blocks that only lane 0 can reach (every path to them takes a branch edge whose guard holds
+/// only in lane 0: %laneid == 0, or %tid.x masked to a multiple of 32 being 0 where %tid.x
+/// numbers the warp's lanes) are false too: they run with lane 0 whenever they run.
 /// [thread-safe]
 [[nodiscard]] std::vector<bool> blocksWithoutLaneZero(
     const Function& kernel, const ControlFlowGraph& cfg,
