@@ -203,12 +203,13 @@ with tempfile.TemporaryDirectory() as work:
             per_warp.setdefault((e["pid"], e["tid"]), {}).setdefault(e["name"], []).append(
                 (e["ts"], e["ts"] + e["dur"]))
     misplaced = []
+    eps = 0.0005  # µs: ts + dur in floating point may land a hair past an equal timestamp
     for warp, by in per_warp.items():
         highs, afters = sorted(by.get("high", [])), sorted(by.get("after", []))
-        if len(highs) != len(afters) or any(
-                h[1] > a[0] or (k > 0 and h[0] < afters[k - 1][1])
-                for k, (h, a) in enumerate(zip(highs, afters))):
-            misplaced.append(warp)
+        wrong = [(k, h, a) for k, (h, a) in enumerate(zip(highs, afters))
+                 if h[1] > a[0] + eps or (k > 0 and h[0] + eps < afters[k - 1][1])]
+        if len(highs) != len(afters) or wrong:
+            misplaced.append((warp, wrong[:1]))
     check(len(per_warp) == 16 and not misplaced,
           f"divergent_lanes parted=record: each warp's `high` occurrences between its `after`s "
           f"({len(per_warp)} warps, misplaced in {misplaced[:3]})")
