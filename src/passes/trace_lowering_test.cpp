@@ -438,18 +438,23 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(result->statistics["lower_markers_to_trace"]["closing_records"], 2);
 }
 
+/// An if/else on the thread index inside a warp (lanes 0-15 run `low`, 16-31 `high`), then
+/// `after` with the whole warp.
+constexpr const char* kLaneHalvesBody =
+    "\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra $L1;\n"
+    "\t// @argus begin high\n\t// @argus end high\n\tbra.uni $L2;\n"
+    "$L1:\n\t// @argus begin low\n\t// @argus end low\n"
+    "$L2:\n\t// @argus begin after\n\t// @argus end after\n";
+constexpr const char* kLaneHalvesRegs = "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n";
+
 // An if/else on the thread index inside a warp: each arm's end marker may run without lane 0,
 // which stores the records, so there the lowest running lane that began the occurrence without
 // lane 0 (each arm's begin notes it in %argus_z<k>) counts it (compact: into the slot's lost
 // word; full: into header.dropped); the marker after the join runs with lane 0 and counts
 // nothing, and its begin notes nothing.
 TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
-  const std::string body =
-      "\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra $L1;\n"
-      "\t// @argus begin high\n\t// @argus end high\n\tbra.uni $L2;\n"
-      "$L1:\n\t// @argus begin low\n\t// @argus end low\n"
-      "$L2:\n\t// @argus begin after\n\t// @argus end after\n";
-  const std::string regs = "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n";
+  const std::string body = kLaneHalvesBody;
+  const std::string regs = kLaneHalvesRegs;
   for (const char* layout : {"compact", "full"}) {
     SCOPED_TRACE(layout);
     ptx::Module module = fromText(body, regs);
@@ -511,12 +516,8 @@ TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
 // old value (atom) and stores the record from the last record place down; the module's layout
 // word says so (16 | kLayoutPartedRecorded), the trace map too. The full layout refuses it.
 TEST(TraceLowering, PartedRecordStoresPassesBegunWithoutLaneZero) {
-  const std::string body =
-      "\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra $L1;\n"
-      "\t// @argus begin high\n\t// @argus end high\n\tbra.uni $L2;\n"
-      "$L1:\n\t// @argus begin low\n\t// @argus end low\n"
-      "$L2:\n\t// @argus begin after\n\t// @argus end after\n";
-  const std::string regs = "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n";
+  const std::string body = kLaneHalvesBody;
+  const std::string regs = kLaneHalvesRegs;
   ptx::Module module = fromText(body, regs);
   auto result =
       applyTransforms(module, {"lower_markers_to_trace"}, optionsFor("", {{"parted", "record"}}));
