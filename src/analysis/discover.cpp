@@ -2,10 +2,10 @@
 #include "argus/analysis/discover.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <unordered_map>
 
+#include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 
 namespace argus::analysis {
@@ -19,25 +19,6 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 }
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
-}
-
-std::optional<int64_t> parseInteger(std::string_view text) {
-  int64_t value = 0;
-  bool negative = false;
-  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  if (!text.empty() && (text.back() == 'U' || text.back() == 'u')) text.remove_suffix(1);
-  if (text.empty()) return std::nullopt;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return negative ? -value : value;
 }
 
 std::string operandText(const Operand& op) {
@@ -228,7 +209,7 @@ class Resolver {
       case Operand::Kind::Register:
         return reg(op.text, depth);
       case Operand::Kind::Immediate: {
-        if (auto n = parseInteger(op.text)) {
+        if (auto n = ptx::parseSigned(op.text)) {
           Value v;
           v.kind = Value::Kind::Const;
           v.offset = *n;
@@ -300,7 +281,7 @@ class Resolver {
     if (base == "add" && ops.size() == 3)
       return add(operand(ops[1], depth + 1), operand(ops[2], depth + 1), name);
     if (base == "sub" && ops.size() == 3 && ops[2].kind == Operand::Kind::Immediate) {
-      if (auto n = parseInteger(ops[2].text)) {
+      if (auto n = ptx::parseSigned(ops[2].text)) {
         Value c;
         c.kind = Value::Kind::Const;
         c.offset = -*n;
@@ -361,7 +342,7 @@ class ParityProver {
     ParityPhase p;
     if (op.kind == Operand::Kind::Immediate) {
       p.form = "immediate";
-      p.initial = parseInteger(op.text);
+      p.initial = ptx::parseSigned(op.text);
       p.expression = op.text;
       return p;
     }
@@ -422,7 +403,7 @@ class ParityProver {
  private:
   static bool isImm(const Operand& op, int64_t value) {
     if (op.kind != Operand::Kind::Immediate) return false;
-    auto n = parseInteger(op.text);
+    auto n = ptx::parseSigned(op.text);
     return n && *n == value;
   }
 
@@ -458,7 +439,7 @@ class ParityProver {
       return o.kind == Operand::Kind::Register ? o.text : std::string();
     };
     auto imm = [](const Operand& o) {
-      return o.kind == Operand::Kind::Immediate ? parseInteger(o.text) : std::nullopt;
+      return o.kind == Operand::Kind::Immediate ? ptx::parseSigned(o.text) : std::nullopt;
     };
     if (base == "div" && ops.size() == 3 && !regOf(ops[1]).empty() && imm(ops[2]) &&
         *imm(ops[2]) > 0)
@@ -527,7 +508,7 @@ class ParityProver {
       }
       if (base == "mov" && inst.operands.size() == 2 &&
           inst.operands[1].kind == Operand::Kind::Immediate) {
-        auto value = parseInteger(inst.operands[1].text);
+        auto value = ptx::parseSigned(inst.operands[1].text);
         if (p.initial && value != p.initial) {
           p.reason = reg + " is initialised to different constants";
           return p;
@@ -577,7 +558,7 @@ class ParityProver {
         cmp->operands[2].kind != Operand::Kind::Immediate)
       return p;
     p.chain.push_back(scratch.chain.back());
-    auto bound = parseInteger(cmp->operands[2].text);
+    auto bound = ptx::parseSigned(cmp->operands[2].text);
     std::string counter = cmp->operands[1].text;
     // The compared value is often `counter + 1`.
     if (resolver_.definitionCount(counter) == 1) {
@@ -673,7 +654,7 @@ Completion groupCompletion(const ptx::Function& f, size_t site, std::string fami
     GroupSite w{refOf(f, i), std::nullopt, c.commit && i > c.commit->where.statement};
     const auto& ops = s.instruction.operands;
     if (!ops.empty() && ops[0].kind == Operand::Kind::Immediate)
-      w.pending = parseInteger(ops[0].text);
+      w.pending = ptx::parseSigned(ops[0].text);
     c.groupWaits.push_back(std::move(w));
   }
   std::vector<std::string> missing;

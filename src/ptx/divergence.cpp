@@ -122,17 +122,10 @@ bool linearThreadX(const Function& kernel, const std::optional<std::array<uint32
   return false;
 }
 
-/// An integer immediate's value (a PTX integer literal, parseUnsigned, with an optional minus);
-/// none for other operands.
+/// An integer immediate's value (a PTX integer literal, parseSigned); none for other operands.
 std::optional<int64_t> immediate(const Operand& o) {
   if (o.kind != Operand::Kind::Immediate) return std::nullopt;
-  std::string_view text = o.text;
-  const bool negative = text.starts_with('-');
-  if (negative) text.remove_prefix(1);
-  const auto value = parseUnsigned(text);
-  if (!value) return std::nullopt;
-  const auto v = static_cast<int64_t>(*value);
-  return negative ? -v : v;
+  return parseSigned(o.text);
 }
 
 /// An immediate as the operation of `opcode` reads it: sign-extended from 32 bits for a 32-bit

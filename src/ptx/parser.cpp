@@ -733,4 +733,13 @@ std::optional<uint64_t> parseUnsigned(std::string_view text) {
   return value;
 }
 
+std::optional<int64_t> parseSigned(std::string_view text) {
+  const bool negative = !text.empty() && text.front() == '-';
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) text.remove_prefix(1);
+  const auto value = parseUnsigned(text);
+  if (!value) return std::nullopt;
+  const auto v = static_cast<int64_t>(*value);
+  return negative ? -v : v;
+}
+
 }  // namespace argus::ptx

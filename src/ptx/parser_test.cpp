@@ -135,6 +135,25 @@ TEST(Parser, RegistersLabelsGuardsAndComments) {
   EXPECT_EQ(body[2].loc.column, 2u);
 }
 
+// PTX integer literals as the passes and analyses read them: leading 0 is octal, 0b binary, a U
+// suffix is allowed; signed values wrap as 64-bit two's complement.
+TEST(Parser, IntegerLiterals) {
+  EXPECT_EQ(parseUnsigned("42"), 42u);
+  EXPECT_EQ(parseUnsigned("0x2A"), 42u);
+  EXPECT_EQ(parseUnsigned("052"), 42u);
+  EXPECT_EQ(parseUnsigned("0b101010"), 42u);
+  EXPECT_EQ(parseUnsigned("42U"), 42u);
+  EXPECT_EQ(parseUnsigned("0"), 0u);
+  EXPECT_FALSE(parseUnsigned("09"));  // not octal
+  EXPECT_FALSE(parseUnsigned("-1"));
+  EXPECT_FALSE(parseUnsigned(""));
+  EXPECT_EQ(parseSigned("-010"), -8);
+  EXPECT_EQ(parseSigned("+7"), 7);
+  EXPECT_EQ(parseSigned("0xFFFFFFFFFFFFFFFF"), -1);
+  EXPECT_FALSE(parseSigned("0f3F800000"));  // a float literal is not an integer
+  EXPECT_FALSE(parseSigned("-"));
+}
+
 TEST(Parser, OperandKinds) {
   Instruction i = onlyInstruction("st.local.v4.f32 [%rd38+16], {%f1, %f2, %f3, %f4};");
   ASSERT_EQ(i.operands.size(), 2u);

@@ -19,4 +19,8 @@ namespace argus::ptx {
 /// optional `U` suffix; nothing for other text. [thread-safe]
 [[nodiscard]] std::optional<uint64_t> parseUnsigned(std::string_view text);
 
+/// parseUnsigned's literal with an optional `-` or `+`, as a 64-bit two's-complement value
+/// (0xFFFFFFFFFFFFFFFF is -1). [thread-safe]
+[[nodiscard]] std::optional<int64_t> parseSigned(std::string_view text);
+
 }  // namespace argus::ptx
