@@ -36,6 +36,7 @@ struct QueryOptions {
   std::string program, kernel, region, scope, signals, workspace, ops;
   std::string recipes;
   std::string version;  ///< A program version of the workspace, in place of program.
+  std::vector<std::string> traceOptions;  ///< --trace-option KEY=VALUE, repeatable.
 };
 /// Registers the shared query flags on a verb.
 void addQueryOptions(CLI::App& verb, QueryOptions& options);

@@ -46,6 +46,16 @@ Result<query::Query> buildQuery(const QueryOptions& o) {
   auto signals = query::parseSignalList(o.signals);
   if (!signals) return std::unexpected(signals.error());
   q.signals = std::move(*signals);
+  for (const auto& option : o.traceOptions) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == option.size())
+      return fail("query", fmt::format("--trace-option `{}` must be KEY=VALUE, e.g. "
+                                       "parted=record",
+                                       option));
+    if (auto ok = query::checkTraceOption(option.substr(0, eq)); !ok)
+      return std::unexpected(ok.error());
+    q.traceOptions[option.substr(0, eq)] = option.substr(eq + 1);
+  }
   if (!o.ops.empty()) {
     auto ops = query::parseSignalList(o.ops);  // the same comma-separated list rules
     if (!ops) return fail("query", fmt::format("--ops `{}` has an empty entry", o.ops));
@@ -162,6 +172,11 @@ void addQueryOptions(CLI::App& verb, QueryOptions& o) {
   verb.add_option("--ops", o.ops,
                   "op_latency: comma-separated op IDs to probe (`argus ptx discover` lists them; "
                   "default every site in the region's subtree)");
+  verb.add_option("--trace-option", o.traceOptions,
+                  "KEY=VALUE for the trace variants' pass, repeatable: parted=record (record the "
+                  "occurrences warps begin without lane 0, not only count them), "
+                  "record_layout=full (64-bit timestamps), time_base=clock64, ... "
+                  "(docs/tracing.md). Each choice is its own variant in the workspace");
   verb.add_option("--recipes", o.recipes, "Recipe directory (default: the shipped catalog)");
 }
 

@@ -325,6 +325,7 @@ class Builder {
     if (tracesMarkers(recipe.transforms)) {
       v.outputs.push_back("trace_map");
       if (!blocks_.empty()) v.config["blocks"] = blocks_;
+      for (const auto& [key, value] : query_.traceOptions) v.config[key] = value;
     }
     if (paintsPcs(recipe.transforms)) v.outputs.push_back("paint_map");
     (void)out_.plan.add(std::move(v));

@@ -78,6 +78,29 @@ TEST(Planner, SpecBlockShapesReachTheTraceVariants) {
   EXPECT_GT(traced, 0);
 }
 
+// A query's trace options (--trace-option) go into the trace variants' pass config, so that
+// each choice is a variant of its own.
+TEST(Planner, TraceOptionsReachTheTraceVariants) {
+  query::Query q = runningExample();
+  q.traceOptions = {{"parted", "record"}};
+  auto plan = planQuery(q, catalog(), tmaGemm());
+  ASSERT_TRUE(plan) << plan.error().text();
+  auto plain = planQuery(runningExample(), catalog(), tmaGemm());
+  ASSERT_TRUE(plain) << plain.error().text();
+  int traced = 0;
+  for (const auto& t : plan->plan.tasks()) {
+    if (t.executor != "ptx_pass") continue;
+    const bool traces =
+        t.config["transforms"].dump().find("lower_markers_to_trace") != std::string::npos;
+    traced += traces;
+    EXPECT_EQ(t.config.value("parted", ""), traces ? "record" : "") << t.id;
+    const auto* same = plain->plan.find(t.id);
+    ASSERT_NE(same, nullptr) << t.id;
+    EXPECT_EQ(same->config == t.config, !traces) << t.id;
+  }
+  EXPECT_GT(traced, 0);
+}
+
 TEST(Planner, RunningExampleSeparatesTracingMappingAndCounters) {
   auto plan = planQuery(runningExample(), catalog(), tmaGemm());
   ASSERT_TRUE(plan) << plan.error().text();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace argus::query {
@@ -12,18 +13,26 @@ nlohmann::json toJson(const Query& query) {
                    {"region", query.region},   {"scope", query.scope.canonical()},
                    {"signals", query.signals}, {"workspace", query.workspace}};
   if (!query.ops.empty()) j["ops"] = query.ops;
+  if (!query.traceOptions.empty()) j["trace_options"] = query.traceOptions;
   return j;
+}
+
+Result<void> checkTraceOption(std::string_view key) {
+  if (std::ranges::find(kTraceOptions, key) != kTraceOptions.end()) return {};
+  return fail("query", fmt::format("unknown trace option `{}`; the trace options are {} "
+                                   "(docs/tracing.md)",
+                                   key, fmt::join(kTraceOptions, ", ")));
 }
 
 Result<Query> queryFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return fail("query", "a query must be a JSON object");
   static const char* known[] = {"program", "kernel",    "region", "scope",
-                                "signals", "workspace", "ops"};
+                                "signals", "workspace", "ops",    "trace_options"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) ==
         std::end(known))
       return fail("query", fmt::format("unknown field `{}`; a query has program, kernel, region, "
-                                       "scope, signals, workspace and ops",
+                                       "scope, signals, workspace, ops and trace_options",
                                        key));
   }
   Query query;
@@ -60,6 +69,18 @@ Result<Query> queryFromJson(const nlohmann::json& json) {
       if (!op.is_string() || op.get<std::string>().empty())
         return fail("query", "every entry of `ops` must be a non-empty op ID");
       query.ops.push_back(op.get<std::string>());
+    }
+  }
+  if (json.contains("trace_options")) {
+    if (!json["trace_options"].is_object())
+      return fail("query",
+                  "field `trace_options` must be an object of option names and values, "
+                  "e.g. {\"parted\": \"record\"}");
+    for (const auto& [key, value] : json["trace_options"].items()) {
+      if (auto ok = checkTraceOption(key); !ok) return std::unexpected(ok.error());
+      if (!value.is_string())
+        return fail("query", fmt::format("trace option `{}` must be a string", key));
+      query.traceOptions[key] = value.get<std::string>();
     }
   }
   return query;

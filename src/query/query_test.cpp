@@ -21,6 +21,11 @@ TEST(Query, JsonRoundTrip) {
   auto withOps = queryFromJson(toJson(q));
   ASSERT_TRUE(withOps) << withOps.error().text();
   EXPECT_EQ(*withOps, q);
+  EXPECT_FALSE(toJson(q).contains("trace_options"));
+  q.traceOptions = {{"parted", "record"}, {"time_base", "clock64"}};
+  auto withOptions = queryFromJson(toJson(q));
+  ASSERT_TRUE(withOptions) << withOptions.error().text();
+  EXPECT_EQ(*withOptions, q);
 }
 
 TEST(Query, JsonErrorsNameTheField) {
@@ -39,6 +44,17 @@ TEST(Query, JsonErrorsNameTheField) {
   auto badOps = base;
   badOps["ops"] = "x";
   EXPECT_NE(queryFromJson(badOps).error().message.find("`ops`"), std::string::npos);
+  auto badOption = base;
+  badOption["trace_options"] = {{"colour", "red"}};
+  EXPECT_NE(queryFromJson(badOption).error().message.find("unknown trace option `colour`; the "
+                                                          "trace options are parted, "),
+            std::string::npos);
+  badOption["trace_options"] = {{"parted", 1}};
+  EXPECT_NE(queryFromJson(badOption).error().message.find("`parted` must be a string"),
+            std::string::npos);
+  badOption["trace_options"] = "parted=record";
+  EXPECT_NE(queryFromJson(badOption).error().message.find("`trace_options` must be an object"),
+            std::string::npos);
   auto badScope = base;
   badScope["scope"] = "lane=1";
   EXPECT_NE(queryFromJson(badScope).error().message.find("unknown coordinate"), std::string::npos);

@@ -1,7 +1,10 @@
 // A region query: what a person or an agent asks Argus.
 #pragma once
 
+#include <array>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -23,11 +26,22 @@ struct Query {
   /// Async op sites to probe (op IDs from `argus ptx discover`); empty = every site in the
   /// region's subtree. Only `op_latency` uses it.
   std::vector<std::string> ops;
+  /// Options for the trace variants' pass (lower_markers_to_trace), e.g. parted=record or
+  /// time_base=clock64; only the keys kTraceOptions lists.
+  std::map<std::string, std::string> traceOptions;
   friend bool operator==(const Query&, const Query&) = default;
 };
 
+/// The trace pass options a query may set (`--trace-option KEY=VALUE`).
+inline constexpr std::array<std::string_view, 7> kTraceOptions = {
+    "parted",      "record_layout", "record_place", "time_base",
+    "store_cache", "overflow",      "record_store"};
+
+/// Checks a trace option's key (its value is checked by the pass when the variant is built).
+[[nodiscard]] Result<void> checkTraceOption(std::string_view key);
+
 /// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace",
-/// "ops" [..] (optional)}.
+/// "ops" [..] (optional), "trace_options" {key: value} (optional)}.
 [[nodiscard]] nlohmann::json toJson(const Query& query);
 /// Parses the JSON form; errors name the field.
 [[nodiscard]] Result<Query> queryFromJson(const nlohmann::json& json);
