@@ -78,5 +78,18 @@ with tempfile.TemporaryDirectory() as ws:
     ratio = medians[1] / medians[0]
     check(6.0 <= ratio <= 9.0, f"seed occurrence median ratio inner 512/64 = {ratio:.2f} (expected near 8)")
 
+    # Occurrences lanes 16-31 begin without lane 0: counted as lost by default, recorded with
+    # --trace-option parted=record (a variant of its own: the first query's is not reused).
+    lanes = f"{source}/tests/gpu_query/divergent_lanes/argus.yaml"
+    for option, high, dropped in ((None, 0, 128), ("parted=record", 128, 0)):
+        extra = ["--trace-option", option] if option else []
+        r = query(ws, "--program", lanes, "--region", "", "--signals", "duration", *extra)
+        v = r["signals"]["duration"]["value"]
+        counts = {x["path"]: x["duration"]["count"] for x in v["regions"]}
+        check(counts.get("high", 0) == high and counts.get("low") == 128 and
+              v.get("dropped") == dropped,
+              f"divergent_lanes {option or 'default'}: occurrences {counts}, {v.get('dropped')} "
+              f"dropped; expected high {high}, low 128, {dropped} dropped")
+
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)
