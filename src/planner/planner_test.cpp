@@ -57,6 +57,21 @@ TEST(Planner, RunningExampleMatchesTheGoldenPlan) {
   expectGoldenPlan(planQuery(runningExample(), catalog(), tmaGemm()), "running_example.txt");
 }
 
+/// Calls `check(task, traces)` for every ptx_pass task of `plan` (traces: its transforms lower
+/// the markers to a trace); returns how many trace.
+template <class Check>
+int forEachPtxPass(const QueryPlan& plan, Check&& check) {
+  int traced = 0;
+  for (const auto& t : plan.plan.tasks()) {
+    if (t.executor != "ptx_pass") continue;
+    const bool traces =
+        t.config["transforms"].dump().find("lower_markers_to_trace") != std::string::npos;
+    traced += traces;
+    check(t, traces);
+  }
+  return traced;
+}
+
 // The spec's block shapes reach the trace variants' PTX pass (its lane-0 analysis), and only
 // those: the mapping and counter variants do not trace.
 TEST(Planner, SpecBlockShapesReachTheTraceVariants) {
@@ -64,17 +79,12 @@ TEST(Planner, SpecBlockShapesReachTheTraceVariants) {
   program.blocks["tma_gemm"] = {128, 1, 1};
   auto plan = planQuery(runningExample(), catalog(), program);
   ASSERT_TRUE(plan) << plan.error().text();
-  int traced = 0;
-  for (const auto& t : plan->plan.tasks()) {
-    if (t.executor != "ptx_pass") continue;
-    const bool traces =
-        t.config["transforms"].dump().find("lower_markers_to_trace") != std::string::npos;
-    traced += traces;
+  const int traced = forEachPtxPass(*plan, [](const runtime::TaskDescriptor& t, bool traces) {
     EXPECT_EQ(t.config.contains("blocks"), traces) << t.id;
     if (traces) {
       EXPECT_EQ(t.config["blocks"], nlohmann::json::parse(R"({"tma_gemm":[128,1,1]})"));
     }
-  }
+  });
   EXPECT_GT(traced, 0);
 }
 
@@ -87,17 +97,12 @@ TEST(Planner, TraceOptionsReachTheTraceVariants) {
   ASSERT_TRUE(plan) << plan.error().text();
   auto plain = planQuery(runningExample(), catalog(), tmaGemm());
   ASSERT_TRUE(plain) << plain.error().text();
-  int traced = 0;
-  for (const auto& t : plan->plan.tasks()) {
-    if (t.executor != "ptx_pass") continue;
-    const bool traces =
-        t.config["transforms"].dump().find("lower_markers_to_trace") != std::string::npos;
-    traced += traces;
+  const int traced = forEachPtxPass(*plan, [&](const runtime::TaskDescriptor& t, bool traces) {
     EXPECT_EQ(t.config.value("parted", ""), traces ? "record" : "") << t.id;
     const auto* same = plain->plan.find(t.id);
     ASSERT_NE(same, nullptr) << t.id;
     EXPECT_EQ(same->config == t.config, !traces) << t.id;
-  }
+  });
   EXPECT_GT(traced, 0);
 }
 
