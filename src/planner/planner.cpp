@@ -138,6 +138,8 @@ class Builder {
         synth.config["kernel"] = out_.kernel;
         if (!query_.ops.empty()) synth.config["ops"] = query_.ops;
         if (triton_) synth.config["triton_dump"] = ensurePtx();
+        if (const nlohmann::json trace = traceConfig(); !trace.empty())
+          synth.config["trace_config"] = trace;
         // Discovery still lists the sites and builds probe variants when the reference run
         // cannot happen here (no GPU); only the reference's instance counts are then missing.
         nlohmann::json optional = nlohmann::json::array();
@@ -324,8 +326,7 @@ class Builder {
     v.outputs = {"ptx"};
     if (tracesMarkers(recipe.transforms)) {
       v.outputs.push_back("trace_map");
-      if (!blocks_.empty()) v.config["blocks"] = blocks_;
-      for (const auto& [key, value] : query_.traceOptions) v.config[key] = value;
+      v.config.update(traceConfig());
     }
     if (paintsPcs(recipe.transforms)) v.outputs.push_back("paint_map");
     (void)out_.plan.add(std::move(v));
@@ -359,6 +360,15 @@ class Builder {
   bool triton_ = false;
   unsigned gpus_ = 1;
   std::map<std::string, std::array<uint32_t, 3>> blocks_;  // ProgramContext::blocks
+
+  /// What every trace lowering of the query gets beside its own options: the spec's block
+  /// shapes and the query's trace options.
+  nlohmann::json traceConfig() const {
+    nlohmann::json config = nlohmann::json::object();
+    if (!blocks_.empty()) config["blocks"] = blocks_;
+    for (const auto& [key, value] : query_.traceOptions) config[key] = value;
+    return config;
+  }
 };
 
 nlohmann::json collectionJson(const Collection& c) {
@@ -462,6 +472,13 @@ unsigned plannedGpus(const QueryPlan& plan) {
   return 1;
 }
 
+/// The discovery task's trace_config (ProbeOrigin::traceConfig), if the plan has one.
+nlohmann::json plannedTraceConfig(const QueryPlan& plan) {
+  for (const auto& t : plan.plan.tasks())
+    if (t.config.is_object() && t.config.contains("trace_config")) return t.config["trace_config"];
+  return nlohmann::json::object();
+}
+
 Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                                                   const std::vector<ProbeTarget>& targets) {
   const auto* ptx = plan.plan.find("ptx");
@@ -472,7 +489,8 @@ Result<std::vector<TaskDescriptor>> probeBranches(const QueryPlan& plan,
                                    .scope = plan.query.scope,
                                    .ptxTask = "ptx",
                                    .tritonDumpTask = ptx->executor == "triton_dump" ? "ptx" : "",
-                                   .gpus = plannedGpus(plan)},
+                                   .gpus = plannedGpus(plan),
+                                   .traceConfig = plannedTraceConfig(plan)},
                        targets);
 }
 
@@ -502,12 +520,13 @@ Result<std::vector<TaskDescriptor>> probeBranches(const ProbeOrigin& origin,
       v.programVersion = origin.programVersion;
       v.region = origin.regionPath;
       v.scope = scope->canonical();
-      v.config = {{"variant", key},
-                  {"transforms", {"insert_forced_wait", "lower_markers_to_trace"}},
-                  {"kernel", origin.kernel},
-                  {"op", target.opId},
-                  {"kind", target.kind},
-                  {"iteration", iteration}};
+      v.config = origin.traceConfig.is_object() ? origin.traceConfig : nlohmann::json::object();
+      v.config.update({{"variant", key},
+                       {"transforms", {"insert_forced_wait", "lower_markers_to_trace"}},
+                       {"kernel", origin.kernel},
+                       {"op", target.opId},
+                       {"kind", target.kind},
+                       {"iteration", iteration}});
       if (!target.sharedPhase.empty()) v.config["shared_phase"] = target.sharedPhase;
       if (target.cta) v.config["cta"] = *target.cta;
       v.inputs = {InputBinding{"ptx", origin.ptxTask, "ptx"}};

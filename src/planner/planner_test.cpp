@@ -106,6 +106,37 @@ TEST(Planner, TraceOptionsReachTheTraceVariants) {
   EXPECT_GT(traced, 0);
 }
 
+// The op_latency probe variants, made while the plan runs, trace with the same block shapes and
+// trace options: the discovery task carries them, and each probe's pass config gets them.
+TEST(Planner, ProbeVariantsGetTheQuerysTraceConfig) {
+  query::Query q = runningExample();
+  q.traceOptions = {{"time_base", "clock64"}};
+  ProgramContext program = tmaGemm();
+  program.blocks["tma_gemm"] = {160, 1, 1};
+  auto plan = planQuery(q, catalog(), program);
+  ASSERT_TRUE(plan) << plan.error().text();
+  const auto* discover = plan->plan.find("discover/async_discovery");
+  ASSERT_NE(discover, nullptr);
+  const auto expected =
+      nlohmann::json::parse(R"({"blocks": {"tma_gemm": [160, 1, 1]}, "time_base": "clock64"})");
+  EXPECT_EQ(discover->config["trace_config"], expected);
+  auto branches = probeBranches(*plan, {{"op.tma_load.0", "tma_load", {0}, "", {}}});
+  ASSERT_TRUE(branches) << branches.error().text();
+  int variants = 0;
+  for (const auto& t : *branches) {
+    if (t.executor != "ptx_pass") continue;
+    ++variants;
+    EXPECT_EQ(t.config["blocks"], expected["blocks"]) << t.id;
+    EXPECT_EQ(t.config["time_base"], "clock64") << t.id;
+    EXPECT_EQ(t.config["op"], "op.tma_load.0") << t.id;  // its own options stay
+  }
+  EXPECT_EQ(variants, 1);
+  // Without either, the discovery task carries nothing.
+  auto plain = planQuery(runningExample(), catalog(), tmaGemm());
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->plan.find("discover/async_discovery")->config.contains("trace_config"));
+}
+
 TEST(Planner, RunningExampleSeparatesTracingMappingAndCounters) {
   auto plan = planQuery(runningExample(), catalog(), tmaGemm());
   ASSERT_TRUE(plan) << plan.error().text();

@@ -41,6 +41,9 @@ struct ProbeDiscoveryInput {
   std::optional<std::string> referenceBundle;
   /// False where no GPU is available: branches stop at the probe builds.
   bool collect = true;
+  /// The discovery task's `trace_config`: pass options for the probes' trace lowering (the
+  /// spec's block shapes, the query's trace options).
+  nlohmann::json traceConfig = nlohmann::json::object();
 };
 
 /// The op_sites document and the branches to add.

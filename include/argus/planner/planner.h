@@ -113,6 +113,9 @@ struct ProbeOrigin {
   /// key); empty for CUDA programs.
   std::string tritonDumpTask;
   unsigned gpus = 1;  ///< GPUs one run of the program needs (ProgramContext::gpus).
+  /// Pass options the probe variants' trace lowering gets beside their own: the spec's block
+  /// shapes (`blocks`) and the query's trace options, as the query's trace variants get them.
+  nlohmann::json traceConfig = nlohmann::json::object();
 };
 
 /// The branches a discovery Control task adds for its sites: per (op, iteration) a probe

@@ -258,7 +258,8 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
                                                               .regionPath = in.region,
                                                               .scope = in.scope,
                                                               .ptxTask = in.ptxTask,
-                                                              .tritonDumpTask = in.tritonDumpTask},
+                                                              .tritonDumpTask = in.tritonDumpTask,
+                                                              .traceConfig = in.traceConfig},
                                          targets);
   if (!branches) return std::unexpected(branches.error());
   json notCollected = json::array();
@@ -312,6 +313,9 @@ Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry, bo
                 ops != ctx.task.config.end() && ops->is_array())
               for (const auto& op : *ops) in.ops.push_back(op.get<std::string>());
             in.tritonDumpTask = ctx.task.config.value("triton_dump", "");
+            if (auto trace = ctx.task.config.find("trace_config");
+                trace != ctx.task.config.end() && trace->is_object())
+              in.traceConfig = *trace;
             in.region = ctx.task.region;
             auto scope = query::parseScope(ctx.task.scope);
             if (!scope) return std::unexpected(scope.error());
