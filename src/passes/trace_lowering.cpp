@@ -201,8 +201,8 @@ struct LoweringOptions {
         if (!shape.is_array() || shape.size() != 3) return bad();
         std::array<uint32_t, 3> b{};
         for (size_t d = 0; d < 3; ++d) {
-          if (!shape[d].is_number_unsigned() || shape[d].get<uint64_t>() == 0 ||
-              shape[d].get<uint64_t>() > 0xffffffffu)
+          if (!shape[d].is_number_integer() || shape[d].get<int64_t>() <= 0 ||
+              shape[d].get<int64_t>() > 0xffffffff)
             return bad();
           b[d] = shape[d].get<uint32_t>();
         }
@@ -658,6 +658,14 @@ class LowerMarkersToTracePass final : public Pass {
       auto cfg = ptx::buildControlFlowGraph(kernel, fileName_);
       if (!cfg) return std::unexpected(cfg.error());
       const auto shape = options_.blocks.find(kernel.name);
+      if (shape != options_.blocks.end())
+        if (auto conflict = ptx::blockShapeConflict(kernel, shape->second))
+          return fail("passes",
+                      fmt::format("{}: the program spec gives kernel `{}` block [{}, {}, {}] "
+                                  "(kernels[].block), which no launch can have: its {}; "
+                                  "correct the spec's block",
+                                  kPassName, kernel.name, shape->second[0], shape->second[1],
+                                  shape->second[2], *conflict));
       const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(
           kernel, *cfg,
           shape == options_.blocks.end() ? std::nullopt : std::optional(shape->second));

@@ -281,6 +281,40 @@ TEST(TraceLowering, FloatIterationIsAnErrorNamingKernelAndLine) {
   EXPECT_NE(result.error().message.find("%f1"), std::string::npos);
 }
 
+// blocks (the spec's kernels[].block): kept in the trace map; a shape no launch can have (more
+// threads than .maxntid) is an error naming the kernel and the fix; a malformed option too.
+TEST(TraceLowering, SpecBlockShapeIsCheckedAndKept) {
+  const auto module = [] {
+    auto m = ptx::parseModule(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n"
+        ".maxntid 128, 1, 1\n{\n\t.reg .b32 %r<4>;\n\t// @argus begin a\n\t// @argus end a\n"
+        "\tret;\n}\n",
+        "k.ptx");
+    EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().text());
+    return m ? *m : ptx::Module{};
+  };
+  ptx::Module fits = module();
+  auto kept = applyTransforms(fits, {"lower_markers_to_trace"},
+                              optionsFor("", {{"blocks", {{"k", {64, 2, 1}}}}}));
+  ASSERT_TRUE(kept.has_value()) << kept.error().text();
+  EXPECT_EQ(kept->traceMap["k"]["block"], nlohmann::json({64, 2, 1}));
+  ptx::Module tooMany = module();
+  auto refused = applyTransforms(tooMany, {"lower_markers_to_trace"},
+                                 optionsFor("", {{"blocks", {{"k", {256, 1, 1}}}}}));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find(
+                "kernel `k` block [256, 1, 1] (kernels[].block), which no launch can have: its "
+                ".maxntid 128, 1, 1 (__launch_bounds__) allows at most 128 threads, not 256; "
+                "correct the spec's block"),
+            std::string::npos)
+      << refused.error().message;
+  ptx::Module malformed = module();
+  auto bad = applyTransforms(malformed, {"lower_markers_to_trace"},
+                             optionsFor("", {{"blocks", {{"k", {128, 0, 1}}}}}));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("option blocks is"), std::string::npos) << bad.error().message;
+}
+
 TEST(TraceLowering, MoreThanFifteenRolesIsAnError) {
   std::string body;
   for (int i = 0; i < 16; ++i) {

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "argus/ptx/parser.h"
 
 namespace argus::ptx {
@@ -654,6 +656,24 @@ class Analysis {
 };
 
 }  // namespace
+
+std::optional<std::string> blockShapeConflict(const Function& kernel,
+                                              const std::array<uint32_t, 3>& block) {
+  for (const auto& d : kernel.performanceDirectives) {
+    if (d.name != ".reqntid" && d.name != ".maxntid") continue;
+    std::vector<uint64_t> n = numbers(d.text);
+    if (n.empty()) continue;
+    n.resize(3, 1);
+    if (d.name == ".reqntid" && (n[0] != block[0] || n[1] != block[1] || n[2] != block[2]))
+      return fmt::format(".reqntid {}, {}, {} makes every launch use that shape", n[0], n[1], n[2]);
+    const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
+    if (d.name == ".maxntid" && threads > n[0] * n[1] * n[2])
+      return fmt::format(
+          ".maxntid {}, {}, {} (__launch_bounds__) allows at most {} threads, not {}", n[0], n[1],
+          n[2], n[0] * n[1] * n[2], threads);
+  }
+  return std::nullopt;
+}
 
 std::vector<bool> blocksWithoutLaneZero(const Function& kernel, const ControlFlowGraph& cfg,
                                         const std::optional<std::array<uint32_t, 3>>& block) {

@@ -348,5 +348,26 @@ TEST_F(Divergence, BranchesOnlyLaneZeroTakes) {
   EXPECT_TRUE(withoutLaneZero(1));
 }
 
+// A spec block shape no launch can have: another shape than .reqntid's, or more threads than
+// .maxntid allows.
+TEST(BlockShapeConflict, ReqntidAndMaxntid) {
+  const auto kernelWith = [](const std::string& directive) {
+    return parseOrDie(kernelText(directive, "\tret;\n"));
+  };
+  Module req = kernelWith(".reqntid 128, 1, 1");
+  const Function& r = *req.functions().front();
+  EXPECT_FALSE(blockShapeConflict(r, {128, 1, 1}));
+  EXPECT_EQ(blockShapeConflict(r, {64, 2, 1}).value_or(""),
+            ".reqntid 128, 1, 1 makes every launch use that shape");
+  Module max = kernelWith(".maxntid 384, 1, 1");
+  const Function& m = *max.functions().front();
+  EXPECT_FALSE(blockShapeConflict(m, {384, 1, 1}));
+  EXPECT_FALSE(blockShapeConflict(m, {128, 3, 1}));
+  EXPECT_EQ(blockShapeConflict(m, {512, 1, 1}).value_or(""),
+            ".maxntid 384, 1, 1 (__launch_bounds__) allows at most 384 threads, not 512");
+  Module none = kernelWith("");
+  EXPECT_FALSE(blockShapeConflict(*none.functions().front(), {1024, 1, 1}));
+}
+
 }  // namespace
 }  // namespace argus::ptx
