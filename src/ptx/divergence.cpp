@@ -116,7 +116,6 @@ bool linearShape(const std::vector<uint64_t>& n) {
 /// Whether %tid.x is the thread's linear index in its warp's numbering: by `block` (the shape the
 /// program spec says every launch uses) or `.reqntid`. `.maxntid` does not say: it bounds only the
 /// thread count, so a `.maxntid 128, 1, 1` kernel may run with 48 x 2 threads.
-
 bool linearThreadX(const Function& kernel, const std::optional<std::array<uint32_t, 3>>& block) {
   if (block && linearShape({(*block)[0], (*block)[1], (*block)[2]})) return true;
   for (const auto& d : kernel.performanceDirectives)
@@ -136,6 +135,14 @@ std::optional<int64_t> operandValue(const Operand& o, const std::string& opcode)
   auto v = immediate(o);
   if (!v || opcode.find("64") != std::string::npos) return v;
   return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(*v)));
+}
+
+/// The last instruction of block `b` of `kernel`, or nullptr.
+const Instruction* lastInstruction(const Function& kernel, const ControlFlowGraph& cfg, size_t b) {
+  const BasicBlock& block = cfg.blocks[b];
+  for (size_t i = block.end; i-- > block.begin;)
+    if (kernel.body[i].kind == Statement::Kind::Instruction) return &kernel.body[i].instruction;
+  return nullptr;
 }
 
 /// Blocks that only a warp's lane 0 can reach: every path from the entry to them takes a branch
@@ -258,11 +265,15 @@ class LaneZeroGuards {
     return {};
   }
 
-  Zero zeroOf(const Operand& o) const {
-    if (o.kind != Operand::Kind::Register) return Zero::None;
-    auto it = zeros_.find(o.text);
+  /// What predicate register `name` (negated: `!name`) says of the lane.
+  Zero zeroOf(const std::string& name, bool negated) const {
+    auto it = zeros_.find(name);
     const Zero z = it == zeros_.end() ? Zero::None : it->second;
-    return o.negated ? flip(z) : z;
+    return negated ? flip(z) : z;
+  }
+
+  Zero zeroOf(const Operand& o) const {
+    return o.kind == Operand::Kind::Register ? zeroOf(o.text, o.negated) : Zero::None;
   }
 
   Zero zeroOf(const Instruction& inst, const std::string& base) const {
@@ -300,28 +311,19 @@ class LaneZeroGuards {
   /// The successor of block `b` that only lane 0 goes to, if its branch says so.
   std::optional<uint32_t> laneZeroEdge(uint32_t b) const {
     const BasicBlock& block = cfg_.blocks[b];
-    const Instruction* last = nullptr;
-    for (size_t i = block.end; i-- > block.begin;)
-      if (kernel_.body[i].kind == Statement::Kind::Instruction) {
-        last = &kernel_.body[i].instruction;
-        break;
-      }
-    if (last == nullptr || last->baseOpcode() != "bra" || !last->guard || last->operands.empty())
-      return std::nullopt;
-    Zero z = zeroOf(Operand{Operand::Kind::Register, last->guard->predicate, 0, false, {}});
-    if (last->guard->negated) z = flip(z);
+    const Instruction* last = lastInstruction(kernel_, cfg_, b);
+    if (last == nullptr || last->baseOpcode() != "bra" || !last->guard) return std::nullopt;
+    const Zero z = zeroOf(last->guard->predicate, last->guard->negated);
     if (z == Zero::None) return std::nullopt;
-    // The target: the block its label starts; the fall-through: the next block.
-    std::optional<uint32_t> target;
-    for (size_t i = 0; i < kernel_.body.size(); ++i)
-      if (kernel_.body[i].kind == Statement::Kind::Label &&
-          kernel_.body[i].text == last->operands.front().text)
-        target = cfg_.blockOf[i];
+    // A guarded branch's two successors: the fall-through (the next block) and the target (the
+    // other one, as the CFG resolved its label); one successor when both are the same block.
     const uint32_t next = b + 1;
-    if (!target || next >= cfg_.blocks.size() || *target == next ||
-        cfg_.blocks[next].begin != block.end)
+    const auto& s = block.successors;
+    if (s.size() != 2 || next >= cfg_.blocks.size() || cfg_.blocks[next].begin != block.end ||
+        (s[0] != next && s[1] != next))
       return std::nullopt;
-    return z == Zero::IfTrue ? *target : next;
+    const uint32_t target = s[0] == next ? s[1] : s[0];
+    return z == Zero::IfTrue ? target : next;
   }
 
   const Function& kernel_;
@@ -333,9 +335,8 @@ class LaneZeroGuards {
 
 class Analysis {
  public:
-  Analysis(const Function& kernel, const ControlFlowGraph& cfg,
-           const std::optional<std::array<uint32_t, 3>>& block)
-      : kernel_(kernel), cfg_(cfg), linearX_(linearThreadX(kernel, block)) {
+  Analysis(const Function& kernel, const ControlFlowGraph& cfg, bool linearX)
+      : kernel_(kernel), cfg_(cfg), linearX_(linearX) {
     for (const auto& p : kernel.params) params_.insert(p.name);
     for (const auto& st : kernel.body) {
       if (st.kind != Statement::Kind::Variable || st.variable.stateSpace != ".reg") continue;
@@ -520,18 +521,10 @@ class Analysis {
     return rose;
   }
 
-  /// The last instruction of block `b`, or nullptr.
-  const Instruction* lastInstruction(size_t b) const {
-    const BasicBlock& block = cfg_.blocks[b];
-    for (size_t i = block.end; i-- > block.begin;)
-      if (kernel_.body[i].kind == Statement::Kind::Instruction) return &kernel_.body[i].instruction;
-    return nullptr;
-  }
-
   /// Whether block `b` may leave the kernel (its last instruction a ret or exit, guarded or not,
   /// or no successor at all).
   bool leaves(size_t b) const {
-    const Instruction* last = lastInstruction(b);
+    const Instruction* last = lastInstruction(kernel_, cfg_, b);
     const std::string base = last != nullptr ? last->baseOpcode() : "";
     return cfg_.blocks[b].successors.empty() || base == "ret" || base == "exit";
   }
@@ -543,7 +536,7 @@ class Analysis {
     const auto mark = [&](uint32_t c) {
       if (!unsafe_[c]) unsafe_[c] = changed = true;
     };
-    const Instruction* last = lastInstruction(b);
+    const Instruction* last = lastInstruction(kernel_, cfg_, b);
     if (last == nullptr) return false;
     const Instruction& inst = *last;
     const std::string base = inst.baseOpcode();
@@ -677,9 +670,9 @@ std::optional<std::string> blockShapeConflict(const Function& kernel,
 
 std::vector<bool> blocksWithoutLaneZero(const Function& kernel, const ControlFlowGraph& cfg,
                                         const std::optional<std::array<uint32_t, 3>>& block) {
-  std::vector<bool> unsafe = Analysis(kernel, cfg, block).run();
-  const std::vector<bool> laneZeroOnly =
-      LaneZeroGuards(kernel, cfg, linearThreadX(kernel, block)).run();
+  const bool linearX = linearThreadX(kernel, block);
+  std::vector<bool> unsafe = Analysis(kernel, cfg, linearX).run();
+  const std::vector<bool> laneZeroOnly = LaneZeroGuards(kernel, cfg, linearX).run();
   for (size_t b = 0; b < unsafe.size() && b < laneZeroOnly.size(); ++b)
     unsafe[b] = unsafe[b] && !laneZeroOnly[b];
   return unsafe;

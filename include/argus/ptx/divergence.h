@@ -33,13 +33,13 @@ namespace argus::ptx {
 /// only in lane 0: %laneid == 0, or %tid.x masked to a multiple of 32 being 0 where %tid.x
 /// numbers the warp's lanes) are false too: they run with lane 0 whenever they run.
 /// [thread-safe]
+[[nodiscard]] std::vector<bool> blocksWithoutLaneZero(
+    const Function& kernel, const ControlFlowGraph& cfg,
+    const std::optional<std::array<uint32_t, 3>>& block = std::nullopt);
+
 /// Why no launch of `kernel` can have block shape `block`, or nothing: a `.reqntid` that names
 /// another shape, or more threads than its `.maxntid` (`__launch_bounds__`) allows. [thread-safe]
 [[nodiscard]] std::optional<std::string> blockShapeConflict(const Function& kernel,
                                                             const std::array<uint32_t, 3>& block);
-
-[[nodiscard]] std::vector<bool> blocksWithoutLaneZero(
-    const Function& kernel, const ControlFlowGraph& cfg,
-    const std::optional<std::array<uint32_t, 3>>& block = std::nullopt);
 
 }  // namespace argus::ptx
