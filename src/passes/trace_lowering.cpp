@@ -298,10 +298,7 @@ class LowerMarkersToTracePass final : public Pass {
     scope_ = options.scope;
     target_ = module.target();
     fileName_ = module.fileName;
-    ptxVersion_.clear();
-    for (const auto& item : module.items)
-      if (item.kind == ptx::TopLevel::Kind::Directive && item.directive.name == ".version")
-        ptxVersion_ = item.directive.text;
+    ptxVersion_ = module.version();
 
     auto analysis = ptx::analyzeRegions(module);
     if (!analysis) return std::unexpected(analysis.error());
@@ -687,6 +684,7 @@ class LowerMarkersToTracePass final : public Pass {
                                           "with a newer nvcc (CUDA 9.2 or later)",
                                           kPassName, kernel.name, fileName_, ptxVersion_));
     }
+    const bool record = options_.parted == "record";
     std::string lostWord = fmt::format("[%argus_hdr+{}]", offsetof(trace::TraceHeader, dropped));
     if (lostCounted) {
       entry += fmt::format(
@@ -702,7 +700,7 @@ class LowerMarkersToTracePass final : public Pass {
             "\tmad.wide.u32 %argus_lw, %argus_t3, {}, %argus_base;\n",
             sizeof(trace::CompactRecord));
         lostWord = "[%argus_lw+4]";
-        if (options_.parted == "record") entry += "\t.reg .b64 %argus_pa;\n";
+        if (record) entry += "\t.reg .b64 %argus_pa;\n";
       }
     }
     // Begin marker of a region in beginsNoted: whether lane 0 runs it with this lane.
@@ -720,7 +718,6 @@ class LowerMarkersToTracePass final : public Pass {
     // compact end marker's registers, which its own begin set) at place 2 cap - 3 - min(n,
     // 2 cap - 3): lane 0's places count up from 0, these down from the last record place, and
     // the expansion leaves out the places both may have written.
-    const bool record = options_.parted == "record";
     const auto countLost = [&](uint32_t k, const std::string& active) {
       ++lostSites_;
       std::string text = fmt::format(

@@ -16,6 +16,13 @@ std::string Module::target() const {
   return {};
 }
 
+std::string Module::version() const {
+  for (const TopLevel& item : items)
+    if (item.kind == TopLevel::Kind::Directive && item.directive.name == ".version")
+      return item.directive.text;
+  return {};
+}
+
 std::vector<const Function*> Module::functions() const {
   std::vector<const Function*> out;
   for (const TopLevel& item : items) {

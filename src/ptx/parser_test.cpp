@@ -57,6 +57,7 @@ TEST(Parser, ModuleDirectivesVariablesAndFunctions) {
       ".maxntid 384, 1, 1\n.minnctapersm 1\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n"
       ".maxnreg 168\n{\n\tret;\n}\n");
   EXPECT_EQ(m.target(), "sm_90a");
+  EXPECT_EQ(m.version(), "9.0");
   ASSERT_EQ(m.items.size(), 10u);
   EXPECT_EQ(m.items[0].kind, TopLevel::Kind::Comment);
   EXPECT_EQ(m.items[1].text, "header");

@@ -135,6 +135,8 @@ struct Module {
 
   /// Value of the `.target` directive (e.g. `sm_90a`), empty if absent.
   [[nodiscard]] std::string target() const;
+  /// Text of the `.version` directive (e.g. `8.8`), empty if absent.
+  [[nodiscard]] std::string version() const;
   /// Pointers to every function (with or without body), in file order.
   [[nodiscard]] std::vector<const Function*> functions() const;
   [[nodiscard]] std::vector<Function*> functions();
