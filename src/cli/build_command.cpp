@@ -78,9 +78,9 @@ int runBuild(const BuildOptions& o) {
   options.kernel = kernel;
   if (!o.timeBase.empty()) options.config["time_base"] = o.timeBase;
   // The spec's block shapes let the trace pass's lane-0 analysis know the warps' thread numbering.
-  if (transforms == std::vector<std::string>{"lower_markers_to_trace"})
-    for (const auto& k : spec->kernels)
-      if (k.block) options.config["blocks"][k.name] = *k.block;
+  if (const auto blocks = program::blockShapes(*spec);
+      !blocks.empty() && transforms == std::vector<std::string>{"lower_markers_to_trace"})
+    options.config["blocks"] = blocks;
   for (const auto& option : o.passOptions) {
     const size_t eq = option.find('=');
     if (eq == std::string::npos || eq == 0)

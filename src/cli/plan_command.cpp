@@ -96,8 +96,7 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
       return context;
     }
     gpus = spec->run.gpus;
-    for (const auto& k : spec->kernels)
-      if (k.block) blocks[k.name] = *k.block;
+    blocks = program::blockShapes(*spec);
   }
   auto source = program::loadTargetPtx(target);
   if (!source) return std::unexpected(source.error());

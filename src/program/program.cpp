@@ -100,6 +100,13 @@ Result<std::string> runNvccPtx(const std::vector<fs::path>& includeDirs,
 
 }  // namespace
 
+std::map<std::string, std::array<std::uint32_t, 3>> blockShapes(const ProgramSpec& spec) {
+  std::map<std::string, std::array<std::uint32_t, 3>> out;
+  for (const auto& k : spec.kernels)
+    if (k.block) out[k.name] = *k.block;
+  return out;
+}
+
 Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   fs::path file = fs::absolute(specFile);
   auto text = readFile(file);

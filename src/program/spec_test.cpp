@@ -56,6 +56,9 @@ TEST_F(SpecTest, LoadsRunAndCheck) {
   ASSERT_TRUE(shaped) << shaped.error().text();
   EXPECT_EQ(shaped->kernels[0].block, (std::array<std::uint32_t, 3>{384, 1, 1}));
   EXPECT_EQ(shaped->kernels[1].block, (std::array<std::uint32_t, 3>{32, 4, 2}));
+  EXPECT_EQ(blockShapes(*shaped), (std::map<std::string, std::array<std::uint32_t, 3>>{
+                                      {"k", {384, 1, 1}}, {"j", {32, 4, 2}}}));
+  EXPECT_TRUE(blockShapes(*spec).empty());
 }
 
 TEST_F(SpecTest, ErrorsNameTheFileAndField) {

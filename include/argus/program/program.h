@@ -62,6 +62,10 @@ struct ProgramSpec {
   std::vector<KernelSpec> kernels;
 };
 
+/// The block shapes the spec gives (kernels[].block), by kernel name.
+[[nodiscard]] std::map<std::string, std::array<std::uint32_t, 3>> blockShapes(
+    const ProgramSpec& spec);
+
 /// Loads and checks a spec. Errors name the file and the field, and say what is expected;
 /// sources and include directories must exist.
 [[nodiscard]] Result<ProgramSpec> loadProgramSpec(const std::filesystem::path& file);

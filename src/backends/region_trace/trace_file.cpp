@@ -126,6 +126,10 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       out.dropped += parted;
     }
     const std::uint64_t closing = (std::uint64_t{close.end} << 32) | close.iteration;
+    // A record's whole end timestamp: the last one at or before `later` with its low 32 bits.
+    const auto endBefore = [](std::uint64_t later, const trace::CompactRecord& r) {
+      return later - ((static_cast<std::uint32_t>(later) - r.end) & 0xffffffffu);
+    };
     const auto expand = [&](const trace::CompactRecord& r, std::uint64_t end, std::uint64_t seq,
                             trace::TraceRecord& t) {
       t.begin = end - ((r.end - r.begin) & 0xffffffffu);
@@ -143,7 +147,7 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     for (std::uint64_t i = limit; i-- > 0;) {
       const trace::CompactRecord& r = slot[i];
       if (!valid(r) || closes(r)) continue;
-      const std::uint64_t end = later - ((static_cast<std::uint32_t>(later) - r.end) & 0xffffffffu);
+      const std::uint64_t end = endBefore(later, r);
       expand(r, end, i, out.records[--at]);
       later = end;
     }
@@ -154,9 +158,7 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     for (std::uint64_t i = recordPlaces; keptDown > 0 && i-- > downFrom;) {
       const trace::CompactRecord& r = slot[i];
       if (!valid(r) || closes(r)) continue;
-      const std::uint64_t end =
-          closing - ((static_cast<std::uint32_t>(closing) - r.end) & 0xffffffffu);
-      expand(r, end, seq++, out.records.emplace_back());
+      expand(r, endBefore(closing, r), seq++, out.records.emplace_back());
     }
   }
   return out;
