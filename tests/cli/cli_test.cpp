@@ -193,6 +193,17 @@ TEST(CliPlan, BadQueriesSayWhatExists) {
                       "duration", "--scope", "iter=9..2"});
   EXPECT_EQ(scope.exitCode, 1);
   EXPECT_NE(scope.err.find("is empty"), std::string::npos) << scope.err;
+  auto option = argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals",
+                       "duration", "--trace-option", "colour=red"});
+  EXPECT_EQ(option.exitCode, 1);
+  EXPECT_NE(option.err.find("unknown trace option `colour`; the trace options are parted,"),
+            std::string::npos)
+      << option.err;
+  auto malformed = argus({"plan", "--program", kGemmSpec, "--region", "mainloop", "--signals",
+                          "duration", "--trace-option", "parted"});
+  EXPECT_EQ(malformed.exitCode, 1);
+  EXPECT_NE(malformed.err.find("--trace-option `parted` must be KEY=VALUE"), std::string::npos)
+      << malformed.err;
   auto nothing = argus({"plan", "--region", "mainloop"});
   EXPECT_EQ(nothing.exitCode, 1);
   EXPECT_NE(nothing.err.find("give --program and --signals"), std::string::npos) << nothing.err;
