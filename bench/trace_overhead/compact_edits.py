@@ -38,6 +38,16 @@ edit reproduces. The edits are for timing
          registers (no predicated copies at the end marker): only right where regions do not
          nest, as here.
 
+The edits above are of the lowering as of commit 1db3ecc (the place a clamped count and a 64-bit
+multiply-add); since then the place is the low 32 bits of its address, advanced and clamped in one
+step (`add`/`min` on %argus_pl), and they refuse today's lowering: check that commit out to run
+them again. One edit is of today's lowering, the default build (`argus build --variant
+full_trace`, record_place=begin):
+
+  wide   the place as before the windowed addressing: min(count, last place) and a 64-bit
+         multiply-add from the slot's base (3 SASS instructions at sm_90 where the windowed place
+         has 1), everything else unchanged: what the windowed addressing saves.
+
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
 instead of compared), `ne` (no election: every lane stores), `eb` (election at the begin marker);
@@ -49,6 +59,9 @@ STORE = '@%argus_w st.global.cs.v4.u32 [%argus_addr], {'
 PLACE = 'min.u32 %argus_t1, %argus_cnt, %argus_l16;'
 
 
+WINDOWED_PLACE = ('add.u32 %argus_pl, %argus_pl, 16;',
+                  'min.u32 %argus_pl, %argus_pl, %argus_plast;',
+                  'mov.b64 %argus_addr, {%argus_pl, %argus_ph};')
 PLACE_LINES = (PLACE, 'mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;',
                'add.u32 %argus_cnt, %argus_cnt, 1;')
 BEGIN_TIME = 'mov.u32 %argus_h0, %globaltimer_lo;'
@@ -64,6 +77,12 @@ def edit(lines, what):
     out = []
     for line in lines:
         t = line.strip()
+        if what == 'wide':
+            if t == WINDOWED_PLACE[0]:
+                out += ['\t' + p for p in PLACE_LINES[:2]]
+            if t not in WINDOWED_PLACE:
+                out.append(line)
+            continue
         if what in ('placebegin', 'begin'):
             if t in PLACE_LINES or (what == 'begin' and t in COPIES):
                 continue
@@ -109,12 +128,18 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
+    if what == 'wide':
+        if WINDOWED_PLACE[1] not in text:
+            sys.exit('compact_edits.py: wide is an edit of the windowed place (after 1db3ecc)')
+        print('\n'.join(edit(text.split('\n'), what)))
+        return
     known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit',
              'placebegin', 'begin')
     if what not in known:
         sys.exit(f'compact_edits.py: unknown edit {what!r}; known: {", ".join(known)}')
     if STORE not in text or PLACE not in text:
-        sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels')
+        sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels as of '
+                 'commit 1db3ecc (the edits but wide are of that lowering)')
     print('\n'.join(edit(text.split('\n'), what)))
 
 

@@ -5,8 +5,9 @@
 # marker, one 16-byte or one 8-byte store, with or without the streaming cache hint, the halves
 # stored at the markers that know them (split), the end marker's stores deferred to the next
 # begin (deferred); $VARIANTS picks them, `compact` being the trace pass's own
-# record_layout=compact lowering rather than an edit and `compact+EDIT` edits of it
-# (bench/trace_overhead/compact_edits.py); $KERNELS picks compute|memory|both), prints how many
+# record_layout=compact lowering with the place taken at the end marker rather than an edit and
+# `compact+EDIT` edits of it (bench/trace_overhead/compact_edits.py), `default` the trace pass's
+# defaults and `default+EDIT` compact_edits.py's edits of those (`wide`); $KERNELS picks compute|memory|both), prints how many
 # stores make a later instruction wait for their register reads (bench/trace_overhead/
 # sass_waits.py, no GPU needed), and measures each against trace_free like
 # bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
@@ -26,10 +27,12 @@ rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=compact \
   --pass-option record_place=end \
   -o $w/compact >/dev/null || exit 1
+"$B/argus" build --program $spec --variant full_trace -o $w/default >/dev/null || exit 1
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 for v in $variants; do
   case "$v" in
-    compact) edit= ;;
+    compact|default) edit= ;;
+    default+*) edit="bench/trace_overhead/compact_edits.py $w/default/seed_kernel.ptx ${v#default+}" ;;
     compact+*) edit="bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx ${v#compact+}" ;;
     *) edit="bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx $v" ;;
   esac
@@ -55,6 +58,6 @@ for round in 1 2; do
     echo "== $v (round $round)"
     python3 bench/trace_overhead/summarize.py "$d" 2>"$d.check" | grep -E '^seed_'
     # The lowered compact layout must decode complete, like the full trace.
-    if [ "${v%%+*}" = compact ] || [ "$v" = full ]; then grep -v '^trace_free:' "$d.check" || echo "$v records complete"; fi
+    if [ "${v%%+*}" = compact ] || [ "${v%%+*}" = default ] || [ "$v" = full ]; then grep -v '^trace_free:' "$d.check" || echo "$v records complete"; fi
   done
 done

@@ -387,7 +387,7 @@ class LowerMarkersToTracePass final : public Pass {
     // The injection library reads the device record size from here (format.h).
     if (compact)
       declare(trace::kTraceLayoutSymbol, ".u32", 4, {},
-              std::to_string(sizeof(trace::CompactRecord) |
+              std::to_string(sizeof(trace::CompactRecord) | trace::kLayoutWindowed |
                              (partedRecorded ? trace::kLayoutPartedRecorded : 0)));
     // In the constant bank, so the kernel reads address, capacity and warps per CTA with one
     // cached ld.const at entry instead of a global load followed by two dependent header loads
@@ -569,15 +569,26 @@ class LowerMarkersToTracePass final : public Pass {
       // last of them), the highest count of any lane in 2 cap - 2, the closing record in
       // 2 cap - 1 (the injection library makes cap at least 2). The begin-timestamp and
       // iteration copies start defined.
+      // A record's place is kept as the low 32 bits of its address, %argus_pl (the previous
+      // place, so one before the slot's first at the start), up to %argus_plast (the last
+      // record place); the high 32 bits, %argus_ph, are the same for the whole slot because
+      // the injection library puts the buffer in one 4 GiB-aligned window (kLayoutWindowed).
+      // Taking a place is then one fused add-and-clamp (VIADDMNMX on sm_90) instead of a clamp
+      // and a 64-bit multiply-add (3 SASS instructions: clamp, LEA, LEA.HI.X), and the address
+      // register pair needs no move.
       entry += fmt::format(
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
-          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{}>;\n"
+          "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{0}>;\n"
+          "\t.reg .b32 %argus_pl;\n\t.reg .b32 %argus_ph;\n\t.reg .b32 %argus_plast;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
+          "\tmov.b64 {{%argus_pl, %argus_ph}}, %argus_base;\n"
+          "\tmad.lo.u32 %argus_plast, %argus_l16, {1}, %argus_pl;\n"
+          "\tsub.u32 %argus_pl, %argus_pl, {1};\n"
           // A slot needs 4 places (the library gives compact kernels a capacity of 2 at least):
           // with fewer the clamp would not hold, so nothing is traced.
           "\tsetp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;\n"
           "\tmov.u32 %argus_bs, 0;\n\tmov.u32 %argus_ic, 0;\n",
-          n);
+          n, sizeof(trace::CompactRecord));
       for (uint32_t k = 0; k < n; ++k)
         entry += fmt::format("\tmov.u32 %argus_h{0}, 0;\n\tmov.u32 %argus_i{0}, 0;\n", k);
       for (uint32_t k = 0; k < n; ++k)
@@ -630,10 +641,15 @@ class LowerMarkersToTracePass final : public Pass {
     std::vector<bool> placeAtBegin(n, compact && options_.recordPlace == "begin");
     for (uint32_t k = 0; k < n; ++k)
       if (regions[k].parent) placeAtBegin[*regions[k].parent] = false;
-    const std::string placeAddress = fmt::format(
-        "\tmin.u32 %argus_t1, %argus_cnt, %argus_l16;\n"
-        "\tmad.wide.u32 %argus_addr, %argus_t1, {}, %argus_base;\n",
-        sizeof(trace::CompactRecord));
+    // The next place, min(previous + 16, last), taken only by an occurrence that is recorded
+    // (`active`, for scoped variants); %argus_cnt counts the same occurrences unclamped.
+    const auto placeAddress = [&](const std::string& active) {
+      return fmt::format(
+          "\t{}add.u32 %argus_pl, %argus_pl, {};\n"
+          "\tmin.u32 %argus_pl, %argus_pl, %argus_plast;\n"
+          "\tmov.b64 %argus_addr, {{%argus_pl, %argus_ph}};\n",
+          scoped ? "@" + active + " " : "", sizeof(trace::CompactRecord));
+    };
     const auto placeCount = [&](const std::string& active) {
       return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
                          scoped ? "@" + active + " " : "");
@@ -798,8 +814,10 @@ class LowerMarkersToTracePass final : public Pass {
         if (beginsNoted[k]) text += noteBegin(k);
         if (compact) {
           text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
-          if (placeAtBegin[k])
-            text += placeAddress + placeCount(scoped ? fmt::format("%argus_s{}", k) : "%argus_on");
+          if (placeAtBegin[k]) {
+            const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
+            text += placeAddress(active) + placeCount(active);
+          }
         } else {
           text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
         }
@@ -818,7 +836,7 @@ class LowerMarkersToTracePass final : public Pass {
               "\t@{1} mov.u32 %argus_bs, %argus_h{2};\n"
               "\t@{1} mov.u32 %argus_ic, %argus_i{2};\n",
               timeBaseLow(options_.timeBase), active, k);
-          if (!placeAtBegin[k]) text += placeAddress;
+          if (!placeAtBegin[k]) text += placeAddress(active);
           if (scoped) text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
           if (!placeAtBegin[k]) text += placeCount(active);
           text += fmt::format(

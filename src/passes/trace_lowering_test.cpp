@@ -202,7 +202,7 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
     const size_t next = text.find("// argus trace: ", at + 1);
     return text.substr(at, next == std::string::npos ? std::string::npos : next - at);
   };
-  const std::string place = "mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;";
+  const std::string place = "min.u32 %argus_pl, %argus_pl, %argus_plast;";
   const std::string count = "add.u32 %argus_cnt, %argus_cnt, 1;";
   EXPECT_NE(marker("begin outer/inner").find(place), std::string::npos) << text;
   EXPECT_NE(marker("begin outer/inner").find(count), std::string::npos) << text;
@@ -432,7 +432,10 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(".visible .const .align 4 .u32 __argus_trace_layout = 16;"), 1u) << text;
+  EXPECT_EQ(count(fmt::format(".visible .const .align 4 .u32 __argus_trace_layout = {};",
+                              sizeof(trace::CompactRecord) | trace::kLayoutWindowed)),
+            1u)
+      << text;
   EXPECT_EQ(count("%globaltimer_lo;"), 6u) << text;  // 3 begins, 3 ends
   EXPECT_EQ(count("st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_e, %argus_m"), 3u);
   EXPECT_EQ(count("st.global.v2.u64"), 0u);
@@ -446,7 +449,19 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   // compare and no election at the end marker; the begin timer reads are not predicated.
   EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr], {"), 3u) << text;
   EXPECT_EQ(count("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;"), 1u) << text;
-  EXPECT_EQ(count("min.u32 %argus_t1, %argus_cnt, %argus_l16;"), 3u) << text;
+  // The place: the low 32 bits of its address, advanced and clamped to the slot's last record
+  // place in one step; the high bits from the entry (the library's 4 GiB window).
+  EXPECT_EQ(count("\tadd.u32 %argus_pl, %argus_pl, 16;\n"
+                  "\tmin.u32 %argus_pl, %argus_pl, %argus_plast;\n"
+                  "\tmov.b64 %argus_addr, {%argus_pl, %argus_ph};\n"),
+            3u)
+      << text;
+  EXPECT_EQ(count("mov.b64 {%argus_pl, %argus_ph}, %argus_base;\n"
+                  "\tmad.lo.u32 %argus_plast, %argus_l16, 16, %argus_pl;\n"
+                  "\tsub.u32 %argus_pl, %argus_pl, 16;\n"),
+            1u)
+      << text;
+  EXPECT_EQ(count("min.u32 %argus_t1, %argus_cnt, %argus_l16;"), 0u) << text;
   EXPECT_EQ(count("sub.u32 %argus_l16, %argus_l16, 3;"), 1u) << text;
   // Fewer than 4 places per slot (capacity < 2) traces nothing: the clamp would not hold.
   EXPECT_EQ(count("setp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;"), 1u) << text;
@@ -566,8 +581,9 @@ TEST(TraceLowering, PartedRecordStoresPassesBegunWithoutLaneZero) {
       "%argus_ic};\n";
   EXPECT_NE(text.find(stored), std::string::npos) << text;
   EXPECT_EQ(text.find("red.global.add"), std::string::npos) << text;
-  EXPECT_NE(text.find(fmt::format("__argus_trace_layout = {};",
-                                  sizeof(trace::CompactRecord) | trace::kLayoutPartedRecorded)),
+  EXPECT_NE(text.find(fmt::format("__argus_trace_layout = {};", sizeof(trace::CompactRecord) |
+                                                                    trace::kLayoutWindowed |
+                                                                    trace::kLayoutPartedRecorded)),
             std::string::npos)
       << text;
   EXPECT_EQ(result->traceMap["k"]["parted"], "record");
@@ -596,6 +612,7 @@ TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"), std::string::npos) << text;
   EXPECT_NE(text.find("@%argus_st st.global.cs.v4.u32 [%argus_addr], {"), std::string::npos);
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
+  EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_pl, %argus_pl, 16;"), std::string::npos);
 }
 
 // A region whose begin markers carry different roles gets its meta word where it begins.

@@ -123,6 +123,14 @@ inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";
 /// place downward while lane 0's fill it upward. Where the two may both have written (lane 0's
 /// count plus n above the record places) the expansion keeps neither and counts both as dropped.
 inline constexpr std::uint32_t kLayoutPartedRecorded = 1u << 16;
+/// Set in kTraceLayoutSymbol's word when the kernels take a record's place from the low 32 bits
+/// of its address alone (lower_markers_to_trace's compact layout: one fused add-and-clamp per
+/// occurrence instead of a clamp and a 64-bit address computation). Their buffer must then lie
+/// in one 4 GiB-aligned window of the address space, which the injection library guarantees
+/// (kTraceWindowBytes); a library that does not know the bit does not trace such a module.
+inline constexpr std::uint32_t kLayoutWindowed = 1u << 17;
+/// The window a buffer of kLayoutWindowed kernels lies in, and so its largest size.
+inline constexpr std::uint64_t kTraceWindowBytes = 1ull << 32;
 
 struct CompactRecord {
   std::uint32_t begin = 0;      ///< Low 32 bits of the begin timestamp (closing: the count).

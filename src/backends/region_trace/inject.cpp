@@ -116,11 +116,13 @@ struct SymbolInfo {
   /// kTraceLayoutSymbol so.
   std::uint32_t recordBytes = sizeof(trace::TraceRecord);
   bool partedRecorded = false;  ///< The layout word's kLayoutPartedRecorded (compact only).
+  bool windowed = false;        ///< The layout word's kLayoutWindowed (compact only).
 };
 
 struct DeviceBuffer {
-  CUdeviceptr address = 0;
+  CUdeviceptr address = 0;  ///< Where the buffer starts.
   std::uint64_t bytes = 0;
+  CUdeviceptr allocation = 0;  ///< What cuMemAlloc returned (and cuMemFree takes).
 };
 
 /// Launch state carried from API enter to API exit on one thread.
@@ -282,32 +284,48 @@ SymbolInfo findSymbol(CUfunction f) {
     if (layoutBytes != sizeof word ||
         !check(api.cuMemcpyDtoH(&word, layout, sizeof word),
                "cuMemcpyDtoH (__argus_trace_layout)") ||
-        ((word & ~trace::kLayoutPartedRecorded) != sizeof(trace::CompactRecord) &&
+        ((word & ~(trace::kLayoutPartedRecorded | trace::kLayoutWindowed)) !=
+             sizeof(trace::CompactRecord) &&
          word != sizeof(trace::TraceRecord))) {
       reportError(std::string(trace::kTraceLayoutSymbol) + " in module " + info.module +
                   " is not a 4-byte record size of 16 (with or without the parted-recorded "
-                  "bit) or 32; not traced");
+                  "and windowed bits) or 32; not traced");
       info.address = 0;
       info.bytes = 0;
     } else {
-      info.recordBytes = word & ~trace::kLayoutPartedRecorded;
+      info.recordBytes = word & ~(trace::kLayoutPartedRecorded | trace::kLayoutWindowed);
       info.partedRecorded = (word & trace::kLayoutPartedRecorded) != 0;
+      info.windowed = (word & trace::kLayoutWindowed) != 0;
     }
   }
   return info;
 }
 
 /// Returns the context's buffer with at least `bytes`, growing it when needed; 0 on failure.
+/// A buffer of at most trace::kTraceWindowBytes lies in one 4 GiB-aligned window, as compact
+/// kernels need (format.h, kLayoutWindowed): where the allocation crosses a window's edge, one
+/// of twice the size is made, which holds the buffer on one side of the edge (windowedStart).
 CUdeviceptr bufferFor(CUcontext context, std::uint64_t bytes) {
   DeviceBuffer& buffer = gState->buffers[context];
-  if (buffer.bytes >= bytes) return buffer.address;
+  // A larger buffer made for a full-layout kernel past the window may cross an edge.
+  if (buffer.bytes >= bytes &&
+      (bytes > trace::kTraceWindowBytes ||
+       windowedStart(buffer.address, buffer.bytes, bytes) == buffer.address))
+    return buffer.address;
   const VendorApi& api = vendor();
-  if (buffer.address != 0) api.cuMemFree(buffer.address);
+  if (buffer.allocation != 0) api.cuMemFree(buffer.allocation);
   buffer = {};
-  CUdeviceptr address = 0;
-  if (!check(api.cuMemAlloc(&address, bytes), "cuMemAlloc (trace buffer)")) return 0;
-  buffer = {address, bytes};
-  return address;
+  CUdeviceptr allocation = 0;
+  if (!check(api.cuMemAlloc(&allocation, bytes), "cuMemAlloc (trace buffer)")) return 0;
+  std::optional<std::uint64_t> start = windowedStart(allocation, bytes, bytes);
+  if (!start && bytes <= trace::kTraceWindowBytes) {
+    api.cuMemFree(allocation);
+    if (!check(api.cuMemAlloc(&allocation, 2 * bytes), "cuMemAlloc (trace buffer, windowed)"))
+      return 0;
+    start = windowedStart(allocation, 2 * bytes, bytes);
+  }
+  buffer = {start.value_or(allocation), bytes, allocation};
+  return buffer.address;
 }
 
 /// Writes the symbol's contents (only the address into a legacy 8-byte symbol).
@@ -362,6 +380,7 @@ std::optional<DeviceBuffer> l2Scratch(CUcontext context) {
              "cuMemAlloc (L2 scratch)"))
     return std::nullopt;
   scratch.bytes = 2 * static_cast<std::uint64_t>(l2Bytes);
+  scratch.allocation = scratch.address;
   std::lock_guard lock(gState->mutex);
   gState->l2Scratch[context] = scratch;
   return scratch;
@@ -494,10 +513,16 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   const std::uint32_t capacity = info.recordBytes == sizeof(trace::CompactRecord)
                                      ? std::max(gState->capacity, 2u)
                                      : gState->capacity;
-  const auto geometry = traceGeometry(args.grid, args.block, capacity, gState->maxBytes);
+  // Compact kernels address their records within one 4 GiB window (format.h, kLayoutWindowed).
+  const std::uint64_t maxBytes =
+      info.windowed ? std::min(gState->maxBytes, trace::kTraceWindowBytes) : gState->maxBytes;
+  const auto geometry = traceGeometry(args.grid, args.block, capacity, maxBytes);
   p.hold = std::unique_lock(gState->launchMutex);
   if (!geometry) {
-    p.line.note = "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
+    p.line.note = maxBytes < gState->maxBytes
+                      ? "trace buffer larger than 4 GiB, the most a compact-layout kernel "
+                        "addresses: not traced (lower ARGUS_TRACE_CAPACITY)"
+                      : "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
     setSymbol(info.address, info.bytes, {});
     return;
   }
@@ -686,7 +711,7 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
     gState->l2Readers.erase(context);  // its module goes with the context
     for (auto* owned : {&gState->buffers, &gState->l2Scratch}) {
       if (auto it = owned->find(context); it != owned->end()) {
-        if (it->second.address != 0) vendor().cuMemFree(it->second.address);
+        if (it->second.allocation != 0) vendor().cuMemFree(it->second.allocation);
         owned->erase(it);
       }
     }

@@ -32,6 +32,20 @@ std::optional<TraceGeometry> traceGeometry(const std::uint32_t grid[3],
                        capacityPerWarp, bytes};
 }
 
+std::optional<std::uint64_t> windowedStart(std::uint64_t allocation, std::uint64_t allocated,
+                                           std::uint64_t bytes) {
+  constexpr std::uint64_t kWindow = trace::kTraceWindowBytes;
+  if (bytes == 0 || bytes > kWindow || allocated < bytes) return std::nullopt;
+  const auto fits = [&](std::uint64_t start) {
+    const std::uint64_t edge = (start / kWindow + 1) * kWindow;  // 0 past the top: no edge
+    return start - allocation <= allocated - bytes && (edge == 0 || edge - start >= bytes);
+  };
+  if (fits(allocation)) return allocation;
+  const std::uint64_t edge = (allocation / kWindow + 1) * kWindow;
+  if (edge > allocation && fits(edge)) return edge;
+  return std::nullopt;
+}
+
 trace::TraceHeader initialHeader(const TraceGeometry& geometry) {
   trace::TraceHeader header;
   header.capacityPerWarp = geometry.capacityPerWarp;

@@ -44,6 +44,15 @@ struct TraceGeometry {
                                                          std::uint32_t capacityPerWarp,
                                                          std::uint64_t maxBytes);
 
+/// Where a buffer of `bytes` may start inside an allocation of `allocated` bytes at `allocation`
+/// so that it lies in one 4 GiB-aligned window (trace::kTraceWindowBytes, which compact kernels
+/// need: format.h, kLayoutWindowed): the allocation's start, else the first window edge inside
+/// it; nullopt when neither leaves `bytes` before the allocation's end or the next edge. An
+/// allocation of twice `bytes` (at most one window) always has such a start.
+[[nodiscard]] std::optional<std::uint64_t> windowedStart(std::uint64_t allocation,
+                                                         std::uint64_t allocated,
+                                                         std::uint64_t bytes);
+
 /// The header the host installs before the launch (dropped = 0).
 [[nodiscard]] trace::TraceHeader initialHeader(const TraceGeometry& geometry);
 

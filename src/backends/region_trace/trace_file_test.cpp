@@ -52,6 +52,29 @@ TEST(TraceGeometry, RefusesEmptyHugeAndOverLimitBuffers) {
   EXPECT_FALSE(traceGeometry(grid, block, 0, ~0ull));
 }
 
+// Compact kernels keep a record's place as the low 32 bits of its address: the buffer must not
+// cross a 4 GiB edge. The library allocates twice the size where the first allocation does.
+TEST(TraceGeometry, WindowedStartKeepsTheBufferOffFourGibEdges) {
+  constexpr std::uint64_t kGib = 1ull << 30;
+  constexpr std::uint64_t kWindow = 4 * kGib;
+  const std::uint64_t mib = 1ull << 20;
+  // Inside one window: where it was allocated.
+  EXPECT_EQ(windowedStart(0x7f0000000000ull, mib, mib), 0x7f0000000000ull);
+  EXPECT_EQ(windowedStart(3 * kWindow - mib, mib, mib), 3 * kWindow - mib);  // ends at the edge
+  // Across an edge: no start in an allocation of the buffer's own size.
+  EXPECT_FALSE(windowedStart(3 * kWindow - mib / 2, mib, mib));
+  // Twice the size: before the edge when that leaves room, else from the edge on.
+  EXPECT_EQ(windowedStart(3 * kWindow - mib, 2 * mib, mib), 3 * kWindow - mib);
+  EXPECT_EQ(windowedStart(3 * kWindow - mib / 2, 2 * mib, mib), 3 * kWindow);
+  EXPECT_EQ(windowedStart(3 * kWindow - 1, 2 * mib, mib), 3 * kWindow);
+  // A whole window fits only from an edge; more than a window never.
+  EXPECT_EQ(windowedStart(kWindow + 256, 2 * kWindow, kWindow), 2 * kWindow);
+  EXPECT_FALSE(windowedStart(kWindow, 2 * kWindow, kWindow + 1));
+  EXPECT_FALSE(windowedStart(kWindow, mib, 0));
+  // The top window of the address space has no edge after it.
+  EXPECT_EQ(windowedStart(~0ull - mib + 1, mib, mib), ~0ull - mib + 1);
+}
+
 TEST(TraceHeader, InitialHeaderHasMagicVersionAndShape) {
   const TraceHeader h = initialHeader({8, 1024, 64, 0});
   EXPECT_EQ(h.magic, trace::kTraceMagic);
