@@ -47,6 +47,9 @@ full_trace`, record_place=begin):
   wide   the place as before the windowed addressing: min(count, last place) and a 64-bit
          multiply-add from the slot's base (3 SASS instructions at sm_90 where the windowed place
          has 1), everything else unchanged: what the windowed addressing saves.
+  constload  the trace symbol read as a constant operand (ld.const, a uniform-datapath load at
+         sm_90 that stops the warp until a constant-cache miss is served) instead of through its
+         generic address (an asynchronous load): what the generic read saves at the entry.
 
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
@@ -62,6 +65,7 @@ PLACE = 'min.u32 %argus_t1, %argus_cnt, %argus_l16;'
 WINDOWED_PLACE = ('add.u32 %argus_pl, %argus_pl, 16;',
                   'min.u32 %argus_pl, %argus_pl, %argus_plast;',
                   'mov.b64 %argus_addr, {%argus_pl, %argus_ph};')
+GENERIC_LOAD = 'ld.v2.u64 {%argus_hdr, %argus_x}, [%argus_x];'
 PLACE_LINES = (PLACE, 'mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;',
                'add.u32 %argus_cnt, %argus_cnt, 1;')
 BEGIN_TIME = 'mov.u32 %argus_h0, %globaltimer_lo;'
@@ -77,6 +81,13 @@ def edit(lines, what):
     out = []
     for line in lines:
         t = line.strip()
+        if what == 'constload':
+            if t.startswith('cvta.const.u64 %argus_x') or t.startswith('mov.u64 %argus_x, __argus'):
+                continue
+            if t == GENERIC_LOAD:
+                line = '\tld.const.v2.u64 {%argus_hdr, %argus_x}, [__argus_trace];'
+            out.append(line)
+            continue
         if what == 'wide':
             if t == WINDOWED_PLACE[0]:
                 out += ['\t' + p for p in PLACE_LINES[:2]]
@@ -128,6 +139,11 @@ def edit(lines, what):
 
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
+    if what == 'constload':
+        if GENERIC_LOAD not in text:
+            sys.exit('compact_edits.py: constload is an edit of the generic symbol read')
+        print('\n'.join(edit(text.split('\n'), what)))
+        return
     if what == 'wide':
         if WINDOWED_PLACE[1] not in text:
             sys.exit('compact_edits.py: wide is an edit of the windowed place (after 1db3ecc)')

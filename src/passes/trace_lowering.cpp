@@ -390,8 +390,9 @@ class LowerMarkersToTracePass final : public Pass {
               std::to_string(sizeof(trace::CompactRecord) | trace::kLayoutWindowed |
                              (partedRecorded ? trace::kLayoutPartedRecorded : 0)));
     // In the constant bank, so the kernel reads address, capacity and warps per CTA with one
-    // cached ld.const at entry instead of a global load followed by two dependent header loads
-    // (measured on the H200: the dependent chain cost the first record of every warp ~1 us).
+    // load at entry (through the symbol's generic address, below) instead of a global load
+    // followed by two dependent header loads (measured on the H200: the dependent chain cost the
+    // first record of every warp ~1 us).
     declare(trace::kTraceSymbol, ".b8", 16, {trace::kTraceSymbolBytes}, "");
   }
 
@@ -515,7 +516,15 @@ class LowerMarkersToTracePass final : public Pass {
         "\tmov.u32 %argus_cap, 0;\n"
         "\tmov.u32 %argus_t0, 0;\n"
         "\tmov.u32 %argus_cnt, 0;\n"
-        "\tld.const.v2.u64 {{%argus_hdr, %argus_x}}, [{}];\n"
+        // Through the symbol's generic address: an asynchronous load issued among the entry's
+        // first instructions, whose miss overlaps the program's own start (instruction fetch,
+        // kernel-parameter constants). Read as a constant operand (ld.const), ptxas makes it a
+        // uniform-datapath load that stops the warp until the constant-cache miss is served:
+        // 0.3-0.38 us per launch of the seed kernels on the H200, by Nsight Compute's stall
+        // samples (BENCHMARKS.md, issue 5, fifteenth session).
+        "\tmov.u64 %argus_x, {};\n"
+        "\tcvta.const.u64 %argus_x, %argus_x;\n"
+        "\tld.v2.u64 {{%argus_hdr, %argus_x}}, [%argus_x];\n"
         "\tsetp.ne.u64 %argus_on, %argus_hdr, 0;\n"
         "\tcvt.u32.u64 %argus_cap, %argus_x;\n"
         "\tshr.u64 %argus_x, %argus_x, 32;\n"
