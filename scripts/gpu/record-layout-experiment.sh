@@ -7,8 +7,8 @@
 # begin (deferred); $VARIANTS picks them, `compact` being the trace pass's own
 # record_layout=compact lowering with the place taken at the end marker rather than an edit and
 # `compact+EDIT` edits of it (bench/trace_overhead/compact_edits.py), `default` the trace pass's
-# defaults and `default+EDIT` compact_edits.py's edits of those (`wide`, `constload`); $KERNELS picks compute|memory|both), prints how many
-# stores make a later instruction wait for their register reads (bench/trace_overhead/
+# defaults and `default+EDIT` compact_edits.py's edits of those (`wide`, `constload`); $KERNELS
+# picks compute|memory|both), prints how many stores make a later instruction wait for their register reads (bench/trace_overhead/
 # sass_waits.py, no GPU needed), and measures each against trace_free like
 # bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
 # launches after 20 warm-ups), two alternating rounds.

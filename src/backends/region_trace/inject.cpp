@@ -531,6 +531,18 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
     std::lock_guard lock(gState->mutex);
     buffer = bufferFor(context, geometry->bytes);
   }
+  // bufferFor keeps buffers of at most one window inside one; a compact kernel given one that is
+  // not would store its records at wrong addresses, so it is not traced.
+  if (buffer != 0 && info.windowed &&
+      windowedStart(buffer, geometry->bytes, geometry->bytes) != buffer) {
+    reportError(
+        "the trace buffer crosses a 4 GiB edge, which compact-layout kernels cannot "
+        "address; launch " +
+        std::to_string(p.line.seq) + " not traced");
+    p.line.note = "trace buffer crosses a 4 GiB edge (errors.txt): not traced";
+    setSymbol(info.address, info.bytes, {});
+    return;
+  }
   const trace::TraceHeader header = initialHeader(*geometry);
   const trace::TraceSymbol symbolValue{buffer, geometry->capacityPerWarp, geometry->warpsPerCta};
   if (gState->flushL2) flushL2(context);
