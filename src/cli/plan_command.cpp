@@ -93,6 +93,7 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
       if (!version) return std::unexpected(version.error());
       planner::ProgramContext context{target, std::move(*version), std::move(*regions), "triton"};
       context.gpus = spec->run.gpus;
+      context.blocks = program::blockShapes(*spec);  // as `argus build` gives the trace pass
       return context;
     }
     gpus = spec->run.gpus;

@@ -227,6 +227,32 @@ TEST(CliPlan, QueryFromJsonFileEqualsFlags) {
   EXPECT_EQ(fromFile.out, fromFlags.out);
 }
 
+// A Triton program is planned from its spec's regions (its PTX exists only after a GPU run); the
+// spec's block shapes still reach the trace lowering, as `argus build` gives them.
+TEST(CliPlan, TritonTraceVariantsGetTheSpecsBlockShapes) {
+  auto dir = argus::makeTempDir("argus-cli-test");
+  ASSERT_TRUE(dir);
+  ASSERT_TRUE(argus::writeFile(*dir / "run.py", "print('PASS')\n"));
+  ASSERT_TRUE(argus::writeFile(*dir / "kernel.py", "# the kernel\n"));
+  ASSERT_TRUE(argus::writeFile(*dir / "argus.yaml",
+                               "name: tiny_triton\nlanguage: triton\nscript: run.py\n"
+                               "sources: [kernel.py]\nkernels:\n  - name: k\n"
+                               "    block: [128, 1, 1]\n    regions:\n      - path: mainloop\n"));
+  auto r = argus({"plan", "--program", (*dir / "argus.yaml").string(), "--kernel", "k", "--region",
+                  "mainloop", "--signals", "duration", "--json"});
+  fs::remove_all(*dir);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& task : doc["plan"]["tasks"]) {
+    if (task["id"] != "variant/full_trace") continue;
+    found = true;
+    EXPECT_EQ(task["config"]["blocks"], nlohmann::json::parse(R"({"k": [128, 1, 1]})"))
+        << task.dump();
+  }
+  EXPECT_TRUE(found) << r.out;
+}
+
 TEST(CliRecipes, JsonListsEveryRecipe) {
   auto r = argus({"recipes", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
