@@ -2,8 +2,11 @@
 // do inside a query), for benchmarks and for looking at what Argus runs.
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,6 +17,7 @@
 #include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
+#include "argus/query/query.h"
 #include "argus/support/process.h"
 #include "commands.h"
 
@@ -33,7 +37,27 @@ struct BuildOptions {
   std::string ptx;  ///< Build from this PTX file instead of the front end's output.
 };
 
+/// The --pass-option KEY=VALUE pairs; a malformed one or a key the trace pass does not take
+/// (trace::kTraceOptionNames) is an error, before anything is compiled.
+Result<std::map<std::string, std::string>> parsePassOptions(const std::vector<std::string>& given) {
+  std::map<std::string, std::string> out;
+  for (const auto& option : given) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail("build", fmt::format("--pass-option `{}` must be KEY=VALUE, e.g. "
+                                       "record_place=end",
+                                       option));
+    const std::string key = option.substr(0, eq);
+    if (auto known = query::checkTraceOption(key); !known)
+      return fail("build", fmt::format("--pass-option `{}`: {}", option, known.error().message));
+    out[key] = option.substr(eq + 1);
+  }
+  return out;
+}
+
 int runBuild(const BuildOptions& o) {
+  const auto passOptions = parsePassOptions(o.passOptions);
+  if (!passOptions) return reportError(passOptions.error());
   std::vector<std::string> transforms;
   if (o.variant == "trace_free" || o.variant == "reference") {
     transforms = {"strip_markers"};
@@ -81,14 +105,7 @@ int runBuild(const BuildOptions& o) {
   if (const auto blocks = program::blockShapes(*spec);
       !blocks.empty() && transforms == std::vector<std::string>{"lower_markers_to_trace"})
     options.config["blocks"] = blocks;
-  for (const auto& option : o.passOptions) {
-    const size_t eq = option.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return reportError(Error{"build", fmt::format("--pass-option `{}` must be KEY=VALUE, e.g. "
-                                                    "overflow=clamp",
-                                                    option)});
-    options.config[option.substr(0, eq)] = option.substr(eq + 1);
-  }
+  for (const auto& [key, value] : *passOptions) options.config[key] = value;
   auto transformed = passes::applyTransforms(*module, transforms, options);
   if (!transformed) return reportError(transformed.error());
   const fs::path out = o.output;
@@ -136,10 +153,14 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
   verb->add_option("--time-base", o->timeBase,
                    "Trace timestamps: globaltimer (default) or clock64");
   verb->add_option("--pass-option", o->passOptions,
-                   "KEY=VALUE for the trace pass (overflow=count|clamp, store_cache=cs|wb|cg,\n"
-                   "record_layout=compact|full: 16-byte records (default) or 32-byte ones,\n"
+                   "KEY=VALUE for the trace pass, repeatable (docs/tracing.md):\n"
+                   "record_layout=compact|full: 16-byte records (default) or 32-byte ones;\n"
                    "record_place=begin|end: a leaf region's record place taken at its begin\n"
-                   "marker (default; compact layout only) or at its end marker)");
+                   "marker (default; compact layout only) or at its end marker;\n"
+                   "parted=count|record: occurrences a warp begins without lane 0 counted as\n"
+                   "lost (default) or recorded (compact layout only);\n"
+                   "time_base=globaltimer|clock64 (as --time-base); store_cache=cs|wb|cg;\n"
+                   "full layout only: overflow=clamp|count, record_store=leader|paired");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
   verb->add_option("--ptx", o->ptx,
                    "Start from this PTX file instead of the device source's front-end PTX (e.g. "

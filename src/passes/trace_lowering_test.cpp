@@ -9,6 +9,7 @@
 #include "argus/ptx/regions.h"
 #include "argus/query/scope.h"
 #include "argus/trace/format.h"
+#include "argus/trace/options.h"
 #include "test_util.h"
 
 namespace argus::passes {
@@ -250,6 +251,20 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
       unknown.error().message.find(R"(option record_place is "middle"; use "end" or "begin")"),
       std::string::npos)
       << unknown.error().text();
+}
+
+// The keys `argus build --pass-option` and `--trace-option` accept (trace::kTraceOptionNames) are
+// all the pass's: a bad value of each is refused by name.
+TEST(TraceLowering, EveryUserOptionKeyIsReadByThePass) {
+  for (const std::string_view key : trace::kTraceOptionNames) {
+    ptx::Module module = fromText("\t// @argus begin a\n\t// @argus end a\n");
+    auto refused = applyTransforms(module, {"lower_markers_to_trace"},
+                                   optionsFor("", {{std::string(key), "bogus"}}));
+    ASSERT_FALSE(refused.has_value()) << key;
+    EXPECT_NE(refused.error().message.find(fmt::format("option {} is \"bogus\"", key)),
+              std::string::npos)
+        << refused.error().message;
+  }
 }
 
 TEST(TraceLowering, SixtyFourBitIterationIsTruncatedWithCvt) {

@@ -253,6 +253,22 @@ TEST(CliPlan, TritonTraceVariantsGetTheSpecsBlockShapes) {
   EXPECT_TRUE(found) << r.out;
 }
 
+// A misspelt pass option is an error naming the options, before anything is compiled.
+TEST(CliBuild, RefusesAnUnknownPassOption) {
+  auto r = argus({"build", "--program", kGemmSpec, "--variant", "full_trace", "--pass-option",
+                  "record_plase=end", "-o", "/nonexistent/argus-cli-test"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("--pass-option `record_plase=end`: unknown trace option `record_plase`; "
+                       "the trace options are parted,"),
+            std::string::npos)
+      << r.err;
+  auto malformed = argus({"build", "--program", kGemmSpec, "--pass-option", "parted", "-o",
+                          "/nonexistent/argus-cli-test"});
+  EXPECT_EQ(malformed.exitCode, 1);
+  EXPECT_NE(malformed.err.find("--pass-option `parted` must be KEY=VALUE"), std::string::npos)
+      << malformed.err;
+}
+
 TEST(CliRecipes, JsonListsEveryRecipe) {
   auto r = argus({"recipes", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;

@@ -11,6 +11,7 @@
 
 #include "argus/query/scope.h"
 #include "argus/support/status.h"
+#include "argus/trace/options.h"
 
 namespace argus::query {
 
@@ -32,10 +33,9 @@ struct Query {
   friend bool operator==(const Query&, const Query&) = default;
 };
 
-/// The trace pass options a query may set (`--trace-option KEY=VALUE`).
-inline constexpr std::array<std::string_view, 7> kTraceOptions = {
-    "parted",      "record_layout", "record_place", "time_base",
-    "store_cache", "overflow",      "record_store"};
+/// The trace pass options a query may set (`--trace-option KEY=VALUE`), the ones `argus build
+/// --pass-option` takes too.
+inline constexpr auto kTraceOptions = trace::kTraceOptionNames;
 
 /// Checks a trace option's key (its value is checked by the pass when the variant is built).
 [[nodiscard]] Result<void> checkTraceOption(std::string_view key);
