@@ -40,7 +40,7 @@ edit reproduces. The edits are for timing
 
 The edits above are of the lowering as of commit 1db3ecc (the place a clamped count and a 64-bit
 multiply-add); since then the place is the low 32 bits of its address, advanced and clamped in one
-step (`add`/`min` on %argus_pl), and they refuse today's lowering: check that commit out to run
+step (`add`/`min` on %argus_plo), and they refuse today's lowering: check that commit out to run
 them again. One edit is of today's lowering, the default build (`argus build --variant
 full_trace`, record_place=begin):
 
@@ -62,9 +62,9 @@ STORE = '@%argus_w st.global.cs.v4.u32 [%argus_addr], {'
 PLACE = 'min.u32 %argus_t1, %argus_cnt, %argus_l16;'
 
 
-WINDOWED_PLACE = ('add.u32 %argus_pl, %argus_pl, 16;',
-                  'min.u32 %argus_pl, %argus_pl, %argus_plast;',
-                  'mov.b64 %argus_addr, {%argus_pl, %argus_ph};')
+WINDOWED_PLACE = ('add.u32 %argus_plo, %argus_plo, 16;',
+                  'min.u32 %argus_plo, %argus_plo, %argus_plast;',
+                  'mov.b64 %argus_addr, {%argus_plo, %argus_ph};')
 GENERIC_LOAD = 'ld.v2.u64 {%argus_hdr, %argus_x}, [%argus_x];'
 PLACE_LINES = (PLACE, 'mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;',
                'add.u32 %argus_cnt, %argus_cnt, 1;')
@@ -145,17 +145,22 @@ def main():
         print('\n'.join(edit(text.split('\n'), what)))
         return
     if what == 'wide':
-        if WINDOWED_PLACE[1] not in text:
+        lines = [line.strip() for line in text.split('\n')]
+        if WINDOWED_PLACE[1] not in lines:
             sys.exit('compact_edits.py: wide is an edit of the windowed place (after 1db3ecc)')
+        if lines.count(WINDOWED_PLACE[0]) != lines.count(WINDOWED_PLACE[1]):
+            sys.exit('compact_edits.py: wide is an edit of an unscoped trace (a scoped one '
+                     'predicates the place\'s add)')
         print('\n'.join(edit(text.split('\n'), what)))
         return
     known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit',
              'placebegin', 'begin')
     if what not in known:
-        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: {", ".join(known)}')
+        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: wide, constload, '
+                 f'{", ".join(known)}')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels as of '
-                 'commit 1db3ecc (the edits but wide are of that lowering)')
+                 'commit 1db3ecc (the edits but wide and constload are of that lowering)')
     print('\n'.join(edit(text.split('\n'), what)))
 
 

@@ -6,7 +6,8 @@
 # stored at the markers that know them (split), the end marker's stores deferred to the next
 # begin (deferred); $VARIANTS picks them, `compact` being the trace pass's own
 # record_layout=compact lowering with the place taken at the end marker rather than an edit and
-# `compact+EDIT` edits of it (bench/trace_overhead/compact_edits.py), `default` the trace pass's
+# `compact+EDIT` edits of it (bench/trace_overhead/compact_edits.py; those edits are of the
+# lowering as of commit 1db3ecc and refuse today's), `default` the trace pass's
 # defaults and `default+EDIT` compact_edits.py's edits of those (`wide`, `constload`); $KERNELS
 # picks compute|memory|both), prints how many stores make a later instruction wait for their register reads (bench/trace_overhead/
 # sass_waits.py, no GPU needed), and measures each against trace_free like

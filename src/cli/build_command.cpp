@@ -42,15 +42,9 @@ struct BuildOptions {
 Result<std::map<std::string, std::string>> parsePassOptions(const std::vector<std::string>& given) {
   std::map<std::string, std::string> out;
   for (const auto& option : given) {
-    const size_t eq = option.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return fail("build", fmt::format("--pass-option `{}` must be KEY=VALUE, e.g. "
-                                       "record_place=end",
-                                       option));
-    const std::string key = option.substr(0, eq);
-    if (auto known = query::checkTraceOption(key); !known)
-      return fail("build", fmt::format("--pass-option `{}`: {}", option, known.error().message));
-    out[key] = option.substr(eq + 1);
+    auto parsed = query::parseTraceOption(option, "--pass-option");
+    if (!parsed) return std::unexpected(parsed.error());
+    out.insert_or_assign(parsed->first, parsed->second);
   }
   return out;
 }
@@ -160,7 +154,8 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
                    "parted=count|record: occurrences a warp begins without lane 0 counted as\n"
                    "lost (default) or recorded (compact layout only);\n"
                    "time_base=globaltimer|clock64 (as --time-base); store_cache=cs|wb|cg;\n"
-                   "full layout only: overflow=clamp|count, record_store=leader|paired");
+                   "with record_layout=full only: overflow=count (default clamp) and\n"
+                   "record_store=paired (default leader)");
   verb->add_option("-o,--output", o->output, "Output directory")->required();
   verb->add_option("--ptx", o->ptx,
                    "Start from this PTX file instead of the device source's front-end PTX (e.g. "

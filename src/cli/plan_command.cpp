@@ -47,14 +47,9 @@ Result<query::Query> buildQuery(const QueryOptions& o) {
   if (!signals) return std::unexpected(signals.error());
   q.signals = std::move(*signals);
   for (const auto& option : o.traceOptions) {
-    const size_t eq = option.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == option.size())
-      return fail("query", fmt::format("--trace-option `{}` must be KEY=VALUE, e.g. "
-                                       "parted=record",
-                                       option));
-    if (auto ok = query::checkTraceOption(option.substr(0, eq)); !ok)
-      return std::unexpected(ok.error());
-    q.traceOptions[option.substr(0, eq)] = option.substr(eq + 1);
+    auto parsed = query::parseTraceOption(option, "--trace-option");
+    if (!parsed) return std::unexpected(parsed.error());
+    q.traceOptions.insert_or_assign(parsed->first, parsed->second);
   }
   if (!o.ops.empty()) {
     auto ops = query::parseSignalList(o.ops);  // the same comma-separated list rules

@@ -99,16 +99,16 @@ struct LoweringOptions {
   /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
   std::string recordLayout = "compact";
-  /// Where the compact layout takes a record's place (the clamped count, its address, the count
-  /// raised). `begin` (default): for leaf regions (no region nested in them) at the begin
-  /// marker, off the end marker's path to its store, while the warp waits for the occurrence's
-  /// first operands anyway; no other marker runs between a leaf's begin and end, so the places,
-  /// and the records, are the same as with `end`; nor can the kernel exit between them
-  /// (analyzeRegions refuses a ret or exit inside an open region), which would leave the claimed
-  /// place empty and the closing record's address in its stead. `end`: at the end marker, for
-  /// every region. Measured on the seed kernels' compute variant at inner 8 over 8 loop
-  /// placements: +1.28 us per launch against +1.54 with `end` (BENCHMARKS.md, issue 5). The
-  /// full layout ignores it; naming `begin` with it is an error.
+  /// Where the compact layout takes a record's place (the previous place's address + 16,
+  /// clamped to the slot's last record place, and the count raised). `begin` (default): for leaf
+  /// regions (no region nested in them) at the begin marker, off the end marker's path to its
+  /// store, while the warp waits for the occurrence's first operands anyway; no other marker runs
+  /// between a leaf's begin and end, so the places, and the records, are the same as with `end`;
+  /// nor can the kernel exit between them (analyzeRegions refuses a ret or exit inside an open
+  /// region), which would leave the claimed place empty and the closing record's address in its
+  /// stead. `end`: at the end marker, for every region. Measured on the seed kernels' compute
+  /// variant at inner 8 over 8 loop placements: +1.28 us per launch against +1.54 with `end`
+  /// (BENCHMARKS.md, issue 5). The full layout ignores it; naming `begin` with it is an error.
   std::string recordPlace = "begin";
   /// Occurrences a warp begins without lane 0 (one pass of a diverged warp: an if/else on the
   /// lane or on data, with markers in it), which lane 0's stores do not cover. `count`
@@ -578,21 +578,23 @@ class LowerMarkersToTracePass final : public Pass {
       // last of them), the highest count of any lane in 2 cap - 2, the closing record in
       // 2 cap - 1 (the injection library makes cap at least 2). The begin-timestamp and
       // iteration copies start defined.
-      // A record's place is kept as the low 32 bits of its address, %argus_pl (the previous
+      // A record's place is kept as the low 32 bits of its address, %argus_plo (the previous
       // place, so one before the slot's first at the start), up to %argus_plast (the last
       // record place); the high 32 bits, %argus_ph, are the same for the whole slot because
       // the injection library puts the buffer in one 4 GiB-aligned window (kLayoutWindowed).
       // Taking a place is then one fused add-and-clamp (VIADDMNMX on sm_90) instead of a clamp
       // and a 64-bit multiply-add (3 SASS instructions: clamp, LEA, LEA.HI.X), and the address
-      // register pair needs no move.
+      // register pair needs no move. The slots start past the TraceHeader, so the one-before
+      // place does not wrap below the window.
+      static_assert(sizeof(trace::TraceHeader) >= sizeof(trace::CompactRecord));
       entry += fmt::format(
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
           "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{0}>;\n"
-          "\t.reg .b32 %argus_pl;\n\t.reg .b32 %argus_ph;\n\t.reg .b32 %argus_plast;\n"
+          "\t.reg .b32 %argus_plo;\n\t.reg .b32 %argus_ph;\n\t.reg .b32 %argus_plast;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
-          "\tmov.b64 {{%argus_pl, %argus_ph}}, %argus_base;\n"
-          "\tmad.lo.u32 %argus_plast, %argus_l16, {1}, %argus_pl;\n"
-          "\tsub.u32 %argus_pl, %argus_pl, {1};\n"
+          "\tmov.b64 {{%argus_plo, %argus_ph}}, %argus_base;\n"
+          "\tmad.lo.u32 %argus_plast, %argus_l16, {1}, %argus_plo;\n"
+          "\tsub.u32 %argus_plo, %argus_plo, {1};\n"
           // A slot needs 4 places (the library gives compact kernels a capacity of 2 at least):
           // with fewer the clamp would not hold, so nothing is traced.
           "\tsetp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;\n"
@@ -654,9 +656,9 @@ class LowerMarkersToTracePass final : public Pass {
     // (`active`, for scoped variants); %argus_cnt counts the same occurrences unclamped.
     const auto placeAddress = [&](const std::string& active) {
       return fmt::format(
-          "\t{}add.u32 %argus_pl, %argus_pl, {};\n"
-          "\tmin.u32 %argus_pl, %argus_pl, %argus_plast;\n"
-          "\tmov.b64 %argus_addr, {{%argus_pl, %argus_ph}};\n",
+          "\t{}add.u32 %argus_plo, %argus_plo, {};\n"
+          "\tmin.u32 %argus_plo, %argus_plo, %argus_plast;\n"
+          "\tmov.b64 %argus_addr, {{%argus_plo, %argus_ph}};\n",
           scoped ? "@" + active + " " : "", sizeof(trace::CompactRecord));
     };
     const auto placeCount = [&](const std::string& active) {
@@ -837,9 +839,9 @@ class LowerMarkersToTracePass final : public Pass {
           // The stored begin timestamp and iteration are copies made here, predicated: registers
           // of their own, which the next begin marker's timer read and the program's loop
           // counter do not overwrite right after the store (ptxas would make them wait for the
-          // store's register reads). The place is the count, clamped to the last record place
-          // (the expansion drops what the clamp overwrote): no compare between the end
-          // timestamp and the store.
+          // store's register reads). The place is the previous one + 16, clamped to the last
+          // record place (the expansion drops what the clamp overwrote): no compare between the
+          // end timestamp and the store.
           text += fmt::format(
               "\tmov.u32 %argus_e, %{0};\n"
               "\t@{1} mov.u32 %argus_bs, %argus_h{2};\n"

@@ -203,7 +203,7 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
     const size_t next = text.find("// argus trace: ", at + 1);
     return text.substr(at, next == std::string::npos ? std::string::npos : next - at);
   };
-  const std::string place = "min.u32 %argus_pl, %argus_pl, %argus_plast;";
+  const std::string place = "min.u32 %argus_plo, %argus_plo, %argus_plast;";
   const std::string count = "add.u32 %argus_cnt, %argus_cnt, 1;";
   EXPECT_NE(marker("begin outer/inner").find(place), std::string::npos) << text;
   EXPECT_NE(marker("begin outer/inner").find(count), std::string::npos) << text;
@@ -466,14 +466,14 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;"), 1u) << text;
   // The place: the low 32 bits of its address, advanced and clamped to the slot's last record
   // place in one step; the high bits from the entry (the library's 4 GiB window).
-  EXPECT_EQ(count("\tadd.u32 %argus_pl, %argus_pl, 16;\n"
-                  "\tmin.u32 %argus_pl, %argus_pl, %argus_plast;\n"
-                  "\tmov.b64 %argus_addr, {%argus_pl, %argus_ph};\n"),
+  EXPECT_EQ(count("\tadd.u32 %argus_plo, %argus_plo, 16;\n"
+                  "\tmin.u32 %argus_plo, %argus_plo, %argus_plast;\n"
+                  "\tmov.b64 %argus_addr, {%argus_plo, %argus_ph};\n"),
             3u)
       << text;
-  EXPECT_EQ(count("mov.b64 {%argus_pl, %argus_ph}, %argus_base;\n"
-                  "\tmad.lo.u32 %argus_plast, %argus_l16, 16, %argus_pl;\n"
-                  "\tsub.u32 %argus_pl, %argus_pl, 16;\n"),
+  EXPECT_EQ(count("mov.b64 {%argus_plo, %argus_ph}, %argus_base;\n"
+                  "\tmad.lo.u32 %argus_plast, %argus_l16, 16, %argus_plo;\n"
+                  "\tsub.u32 %argus_plo, %argus_plo, 16;\n"),
             1u)
       << text;
   EXPECT_EQ(count("min.u32 %argus_t1, %argus_cnt, %argus_l16;"), 0u) << text;
@@ -627,7 +627,7 @@ TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"), std::string::npos) << text;
   EXPECT_NE(text.find("@%argus_st st.global.cs.v4.u32 [%argus_addr], {"), std::string::npos);
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
-  EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_pl, %argus_pl, 16;"), std::string::npos);
+  EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_plo, %argus_plo, 16;"), std::string::npos);
 }
 
 // A region whose begin markers carry different roles gets its meta word where it begins.

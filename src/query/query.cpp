@@ -18,10 +18,22 @@ nlohmann::json toJson(const Query& query) {
 }
 
 Result<void> checkTraceOption(std::string_view key) {
-  if (std::ranges::find(kTraceOptions, key) != kTraceOptions.end()) return {};
+  if (std::ranges::find(trace::kTraceOptionNames, key) != trace::kTraceOptionNames.end()) return {};
   return fail("query", fmt::format("unknown trace option `{}`; the trace options are {} "
                                    "(docs/tracing.md)",
-                                   key, fmt::join(kTraceOptions, ", ")));
+                                   key, fmt::join(trace::kTraceOptionNames, ", ")));
+}
+
+Result<std::pair<std::string, std::string>> parseTraceOption(std::string_view option,
+                                                             std::string_view flag) {
+  const size_t eq = option.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == option.size())
+    return fail("query",
+                fmt::format("{} `{}` must be KEY=VALUE, e.g. parted=record", flag, option));
+  const std::string key(option.substr(0, eq));
+  if (auto known = checkTraceOption(key); !known)
+    return fail("query", fmt::format("{} `{}`: {}", flag, option, known.error().message));
+  return std::pair{key, std::string(option.substr(eq + 1))};
 }
 
 Result<Query> queryFromJson(const nlohmann::json& json) {

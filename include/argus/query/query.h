@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -28,17 +29,19 @@ struct Query {
   /// region's subtree. Only `op_latency` uses it.
   std::vector<std::string> ops;
   /// Options for the trace variants' pass (lower_markers_to_trace), e.g. parted=record or
-  /// time_base=clock64; only the keys kTraceOptions lists.
+  /// time_base=clock64; only the keys trace::kTraceOptionNames lists.
   std::map<std::string, std::string> traceOptions;
   friend bool operator==(const Query&, const Query&) = default;
 };
 
-/// The trace pass options a query may set (`--trace-option KEY=VALUE`), the ones `argus build
-/// --pass-option` takes too.
-inline constexpr auto kTraceOptions = trace::kTraceOptionNames;
-
-/// Checks a trace option's key (its value is checked by the pass when the variant is built).
+/// Checks a trace option's key against trace::kTraceOptionNames (its value is checked by the
+/// pass when the variant is built).
 [[nodiscard]] Result<void> checkTraceOption(std::string_view key);
+
+/// One `KEY=VALUE` trace option as given to `flag` (`--trace-option`, `--pass-option`): the key
+/// checked as checkTraceOption does, the value not empty.
+[[nodiscard]] Result<std::pair<std::string, std::string>> parseTraceOption(std::string_view option,
+                                                                           std::string_view flag);
 
 /// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace",
 /// "ops" [..] (optional), "trace_options" {key: value} (optional)}.

@@ -112,9 +112,10 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // compact kernels a capacity of at least 2 and turns a compact buffer into TraceRecords when it
 // reads it back (inject::expandCompactRecords), so launch files and the decoder see one format;
 // records it cannot place are added to header.dropped. A module whose kernels write this layout
-// defines kTraceLayoutSymbol = sizeof(CompactRecord).
+// defines kTraceLayoutSymbol = sizeof(CompactRecord), with the flag bits below.
 
-/// Name of the `.const .u32` holding the bytes per device record (16) in compact modules.
+/// Name of the `.const .u32` holding the bytes per device record (16) in compact modules, with
+/// kLayoutWindowed and, where asked for, kLayoutPartedRecorded set.
 inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";
 /// Set in kTraceLayoutSymbol's word when the kernels record the occurrences a warp began without
 /// lane 0 (lower_markers_to_trace's parted=record): the lowest lane of such a pass takes n, the

@@ -19,10 +19,11 @@
 // Environment:
 //   ARGUS_TRACE_DIR           output folder (created); unset: say so once, trace nothing.
 //   ARGUS_TRACE_CAPACITY      records per warp slot (default 256).
-//   ARGUS_TRACE_MAX_BYTES     largest buffer per launch (default 4 GiB); larger launches are not
-//                             traced (noted in launches.jsonl).
+//   ARGUS_TRACE_MAX_BYTES     largest buffer per launch (default 4 GiB, and at most 4 GiB for
+//                             compact-layout kernels, which address records within one 4 GiB
+//                             window); larger launches are not traced (noted in launches.jsonl).
 //   ARGUS_TRACE_FULL=1        write the whole buffer instead of the compact form (not for a
-//                             module with __argus_trace_layout = 16: its 16-byte device records
+//                             module whose __argus_trace_layout says 16: its 16-byte device records
 //                             are expanded to full ones on read-back, expandCompactRecords, and
 //                             written in the compact form).
 //   ARGUS_TRACE_MAX_FILES     write launch files for the first N traced launches only; later
@@ -120,9 +121,10 @@ struct SymbolInfo {
 };
 
 struct DeviceBuffer {
-  CUdeviceptr address = 0;  ///< Where the buffer starts.
-  std::uint64_t bytes = 0;
-  CUdeviceptr allocation = 0;  ///< What cuMemAlloc returned (and cuMemFree takes).
+  CUdeviceptr address = 0;           ///< Where the buffer starts.
+  std::uint64_t bytes = 0;           ///< Usable from `address` on.
+  CUdeviceptr allocation = 0;        ///< What cuMemAlloc returned (and cuMemFree takes).
+  std::uint64_t allocatedBytes = 0;  ///< Its size.
 };
 
 /// Launch state carried from API enter to API exit on one thread.
@@ -303,29 +305,34 @@ SymbolInfo findSymbol(CUfunction f) {
 
 /// Returns the context's buffer with at least `bytes`, growing it when needed; 0 on failure.
 /// A buffer of at most trace::kTraceWindowBytes lies in one 4 GiB-aligned window, as compact
-/// kernels need (format.h, kLayoutWindowed): where the allocation crosses a window's edge, one
-/// of twice the size is made, which holds the buffer on one side of the edge (windowedStart).
+/// kernels need (format.h, kLayoutWindowed): the allocation is used from its first such start
+/// (windowedStart), and where it has none (it crosses a window's edge) one of twice the size is
+/// made, which holds the buffer on one side of the edge.
 CUdeviceptr bufferFor(CUcontext context, std::uint64_t bytes) {
   DeviceBuffer& buffer = gState->buffers[context];
-  // A larger buffer made for a full-layout kernel past the window may cross an edge.
-  if (buffer.bytes >= bytes &&
-      (bytes > trace::kTraceWindowBytes ||
-       windowedStart(buffer.address, buffer.bytes, bytes) == buffer.address))
-    return buffer.address;
+  const auto place = [&](CUdeviceptr allocation, std::uint64_t allocated) {
+    if (bytes <= trace::kTraceWindowBytes) return windowedStart(allocation, allocated, bytes);
+    return allocated >= bytes ? std::optional<std::uint64_t>(allocation) : std::nullopt;
+  };
+  if (buffer.allocation != 0)
+    if (const auto start = place(buffer.allocation, buffer.allocatedBytes)) {
+      buffer.address = *start;
+      buffer.bytes = buffer.allocation + buffer.allocatedBytes - *start;
+      return buffer.address;
+    }
   const VendorApi& api = vendor();
   if (buffer.allocation != 0) api.cuMemFree(buffer.allocation);
   buffer = {};
-  CUdeviceptr allocation = 0;
-  if (!check(api.cuMemAlloc(&allocation, bytes), "cuMemAlloc (trace buffer)")) return 0;
-  std::optional<std::uint64_t> start = windowedStart(allocation, bytes, bytes);
-  if (!start && bytes <= trace::kTraceWindowBytes) {
-    api.cuMemFree(allocation);
-    if (!check(api.cuMemAlloc(&allocation, 2 * bytes), "cuMemAlloc (trace buffer, windowed)"))
-      return 0;
-    start = windowedStart(allocation, 2 * bytes, bytes);
+  for (const std::uint64_t allocated : {bytes, 2 * bytes}) {
+    CUdeviceptr allocation = 0;
+    if (!check(api.cuMemAlloc(&allocation, allocated), "cuMemAlloc (trace buffer)")) return 0;
+    if (const auto start = place(allocation, allocated)) {
+      buffer = {*start, allocation + allocated - *start, allocation, allocated};
+      return buffer.address;
+    }
+    api.cuMemFree(allocation);  // it crosses a window's edge: twice the size has room
   }
-  buffer = {start.value_or(allocation), bytes, allocation};
-  return buffer.address;
+  return 0;  // not reached: an allocation of twice `bytes` holds it inside one window
 }
 
 /// Writes the symbol's contents (only the address into a legacy 8-byte symbol).
@@ -381,6 +388,7 @@ std::optional<DeviceBuffer> l2Scratch(CUcontext context) {
     return std::nullopt;
   scratch.bytes = 2 * static_cast<std::uint64_t>(l2Bytes);
   scratch.allocation = scratch.address;
+  scratch.allocatedBytes = scratch.bytes;
   std::lock_guard lock(gState->mutex);
   gState->l2Scratch[context] = scratch;
   return scratch;
@@ -460,7 +468,7 @@ bool prepareL2(CUcontext context, TurnL2 mode) {
         std::lock_guard lock(gState->mutex);
         gState->l2Scratch.erase(context);
       }
-      done = check(api.cuMemFree(scratch->address), "cuMemFree (L2 buffer)") && done;
+      done = check(api.cuMemFree(scratch->allocation), "cuMemFree (L2 buffer)") && done;
     }
   }
   return check(api.cuCtxSynchronize(), "cuCtxSynchronize (L2 prepared)") && done;
@@ -519,7 +527,10 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   const auto geometry = traceGeometry(args.grid, args.block, capacity, maxBytes);
   p.hold = std::unique_lock(gState->launchMutex);
   if (!geometry) {
-    p.line.note = maxBytes < gState->maxBytes
+    // Which limit: a compact kernel's window (ARGUS_TRACE_MAX_BYTES cannot raise it), else the
+    // variable's.
+    const auto uncapped = traceGeometry(args.grid, args.block, capacity, ~std::uint64_t{0});
+    p.line.note = info.windowed && uncapped && uncapped->bytes > trace::kTraceWindowBytes
                       ? "trace buffer larger than 4 GiB, the most a compact-layout kernel "
                         "addresses: not traced (lower ARGUS_TRACE_CAPACITY)"
                       : "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
@@ -538,7 +549,9 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
     reportError(
         "the trace buffer crosses a 4 GiB edge, which compact-layout kernels cannot "
         "address; launch " +
-        std::to_string(p.line.seq) + " not traced");
+        std::to_string(p.line.seq) +
+        " not traced (an argus-inject bug: bufferFor keeps buffers off such edges; please "
+        "report it)");
     p.line.note = "trace buffer crosses a 4 GiB edge (errors.txt): not traced";
     setSymbol(info.address, info.bytes, {});
     return;

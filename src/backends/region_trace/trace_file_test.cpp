@@ -71,6 +71,7 @@ TEST(TraceGeometry, WindowedStartKeepsTheBufferOffFourGibEdges) {
   EXPECT_EQ(windowedStart(kWindow + 256, 2 * kWindow, kWindow), 2 * kWindow);
   EXPECT_FALSE(windowedStart(kWindow, 2 * kWindow, kWindow + 1));
   EXPECT_FALSE(windowedStart(kWindow, mib, 0));
+  EXPECT_FALSE(windowedStart(kWindow, mib - 1, mib));  // smaller than the buffer
   // The top window of the address space has no edge after it.
   EXPECT_EQ(windowedStart(~0ull - mib + 1, mib, mib), ~0ull - mib + 1);
 }
