@@ -4,15 +4,15 @@
 # (bench/trace_overhead/record_layout_edits.py: no stores, end-marker work moved to the begin
 # marker, one 16-byte or one 8-byte store, with or without the streaming cache hint, the halves
 # stored at the markers that know them (split), the end marker's stores deferred to the next
-# begin (deferred); $VARIANTS picks them, `compact` being the trace pass's own
-# record_layout=compact lowering with the place taken at the end marker rather than an edit and
-# `compact+EDIT` edits of it (bench/trace_overhead/compact_edits.py; those edits are of the
-# lowering as of commit 1db3ecc and refuse today's), `default` the trace pass's
-# defaults and `default+EDIT` compact_edits.py's edits of those (`wide`, `constload`); $KERNELS
-# picks compute|memory|both), prints how many stores make a later instruction wait for their register reads (bench/trace_overhead/
-# sass_waits.py, no GPU needed), and measures each against trace_free like
-# bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so, medians of 200
-# launches after 20 warm-ups), two alternating rounds.
+# begin (deferred)). $VARIANTS picks them; also `compact`, the trace pass's own
+# record_layout=compact lowering with the place taken at the end marker (not an edit), and
+# `compact+EDIT`, edits of it (bench/trace_overhead/compact_edits.py; those edits are of the
+# lowering as of commit 1db3ecc and refuse today's); `default`, the trace pass's defaults, and
+# `default+EDIT`, compact_edits.py's edits of those (`wide`, `constload`, `tidx`). $KERNELS
+# picks compute|memory|both. Prints how many stores make a later instruction wait for their
+# register reads (bench/trace_overhead/sass_waits.py, no GPU needed), and measures each against
+# trace_free like bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so,
+# medians of 200 launches after 20 warm-ups), two alternating rounds.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
