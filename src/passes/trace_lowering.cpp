@@ -772,6 +772,8 @@ class LowerMarkersToTracePass final : public Pass {
       const uint32_t k = site.region;
       const auto& region = regions[k];
       const std::optional<uint32_t> parent = region.parent;
+      // Tracing on and, when scoped, the occurrence selected (%argus_s<k>, set at the begin).
+      const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
       std::string text;
       if (site.begin) {
         text += fmt::format("\t// argus trace: begin {} (region {})\n", region.path, k);
@@ -825,15 +827,11 @@ class LowerMarkersToTracePass final : public Pass {
         if (beginsNoted[k]) text += noteBegin(k);
         if (compact) {
           text += fmt::format("\tmov.u32 %argus_h{}, %{};\n", k, timeBaseLow(options_.timeBase));
-          if (placeAtBegin[k]) {
-            const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
-            text += placeAddress(active) + placeCount(active);
-          }
+          if (placeAtBegin[k]) text += placeAddress(active) + placeCount(active);
         } else {
           text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
         }
       } else {
-        const std::string active = scoped ? fmt::format("%argus_s{}", k) : "%argus_on";
         text += fmt::format("\t// argus trace: end {} (region {})\n", region.path, k);
         if (compact) {
           // The stored begin timestamp and iteration are copies made here, predicated: registers

@@ -282,20 +282,19 @@ SymbolInfo findSymbol(CUfunction f) {
   size_t layoutBytes = 0;
   const bool hasLayout = found && global(trace::kTraceLayoutSymbol, &layout, &layoutBytes);
   if (hasLayout) {
+    constexpr std::uint32_t kFlags = trace::kLayoutPartedRecorded | trace::kLayoutWindowed;
     std::uint32_t word = 0;
     if (layoutBytes != sizeof word ||
         !check(api.cuMemcpyDtoH(&word, layout, sizeof word),
                "cuMemcpyDtoH (__argus_trace_layout)") ||
-        ((word & ~(trace::kLayoutPartedRecorded | trace::kLayoutWindowed)) !=
-             sizeof(trace::CompactRecord) &&
-         word != sizeof(trace::TraceRecord))) {
+        ((word & ~kFlags) != sizeof(trace::CompactRecord) && word != sizeof(trace::TraceRecord))) {
       reportError(std::string(trace::kTraceLayoutSymbol) + " in module " + info.module +
                   " is not a 4-byte record size of 16 (with or without the parted-recorded "
                   "and windowed bits) or 32; not traced");
       info.address = 0;
       info.bytes = 0;
     } else {
-      info.recordBytes = word & ~(trace::kLayoutPartedRecorded | trace::kLayoutWindowed);
+      info.recordBytes = word & ~kFlags;
       info.partedRecorded = (word & trace::kLayoutPartedRecorded) != 0;
       info.windowed = (word & trace::kLayoutWindowed) != 0;
     }
@@ -537,24 +536,12 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
     setSymbol(info.address, info.bytes, {});
     return;
   }
+  // Inside one 4 GiB window, as a compact kernel's (at most a window's) buffer must be; 0 when it
+  // cannot be had, and the set-up below then fails: not traced.
   CUdeviceptr buffer = 0;
   {
     std::lock_guard lock(gState->mutex);
     buffer = bufferFor(context, geometry->bytes);
-  }
-  // bufferFor keeps buffers of at most one window inside one; a compact kernel given one that is
-  // not would store its records at wrong addresses, so it is not traced.
-  if (buffer != 0 && info.windowed &&
-      windowedStart(buffer, geometry->bytes, geometry->bytes) != buffer) {
-    reportError(
-        "the trace buffer crosses a 4 GiB edge, which compact-layout kernels cannot "
-        "address; launch " +
-        std::to_string(p.line.seq) +
-        " not traced (an argus-inject bug: bufferFor keeps buffers off such edges; please "
-        "report it)");
-    p.line.note = "trace buffer crosses a 4 GiB edge (errors.txt): not traced";
-    setSymbol(info.address, info.bytes, {});
-    return;
   }
   const trace::TraceHeader header = initialHeader(*geometry);
   const trace::TraceSymbol symbolValue{buffer, geometry->capacityPerWarp, geometry->warpsPerCta};
