@@ -1,6 +1,6 @@
 // Times the seed kernels with CUDA events and prints one JSON line per configuration:
 //   harness [--kernel compute|memory|both] [--inner 8,16,...] [--reps 200] [--warmup 20]
-//           [--table 4096]
+//           [--table 4096] [--pair CUBIN]
 // For each (kernel, inner) it runs `warmup` untimed launches, then `reps` launches, each between
 // two events and followed by a synchronization (so every launch starts from an idle GPU and the
 // injection library's per-launch work never overlaps a timed kernel), and reports the median,
@@ -8,6 +8,13 @@
 // warm-up and timed launches), so run.sh can pair these launches with the injection library's
 // kernels.jsonl (CUPTI's GPU start/end per kernel), which excludes the trace set-up that sits
 // between the events and a traced kernel.
+//
+// --pair CUBIN (paired.sh) loads the same kernels from another build's cubin (the trace-free
+// one) and runs each launch of this executable's kernel next to one of that cubin's: per
+// configuration `warmup` then `reps` pairs, pair r in the order own, other when r is even and
+// other, own when it is odd (so a drift during the run falls on both alike), each launch followed
+// by a synchronization; no event timing (paired.sh compares CUPTI durations pair by pair). The
+// JSON line then has "paired": true.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -59,6 +66,7 @@ int main(int argc, char** argv) {
   int reps = 200;
   int warmup = 20;
   int tableSize = kSeedDefaultTableSize;
+  const char* pairCubin = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--kernel") == 0)
       which = argv[i + 1];
@@ -70,10 +78,12 @@ int main(int argc, char** argv) {
       warmup = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--table") == 0)
       tableSize = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--pair") == 0)
+      pairCubin = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: %s [--kernel compute|memory|both] [--inner LIST] [--reps N] "
-                   "[--warmup N] [--table POW2]\n",
+                   "[--warmup N] [--table POW2] [--pair CUBIN]\n",
                    argv[0]);
       return 2;
     }
@@ -106,6 +116,15 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&devValues, sizeof(float) * tableSize));
   CHECK(cudaMemcpy(devNext, next.data(), sizeof(int) * tableSize, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(devValues, values.data(), sizeof(float) * tableSize, cudaMemcpyHostToDevice));
+  // The other build's kernels (--pair), launched through the runtime's library API.
+  cudaKernel_t otherCompute = nullptr;
+  cudaKernel_t otherMemory = nullptr;
+  cudaLibrary_t library = nullptr;
+  if (pairCubin != nullptr) {
+    CHECK(cudaLibraryLoadFromFile(&library, pairCubin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CHECK(cudaLibraryGetKernel(&otherCompute, library, "seed_compute"));
+    CHECK(cudaLibraryGetKernel(&otherMemory, library, "seed_memory"));
+  }
   cudaEvent_t start;
   cudaEvent_t stop;
   CHECK(cudaEventCreate(&start));
@@ -124,6 +143,34 @@ int main(int argc, char** argv) {
         }
         CHECK(cudaGetLastError());
       };
+      if (pairCubin != nullptr) {
+        float a = 0.9999f;
+        float b = 1e-4f;
+        int mask = tableSize - 1;
+        void* computeArgs[] = {&out, const_cast<int*>(&inner), &a, &b};
+        void* memoryArgs[] = {&out, &devNext, &devValues, const_cast<int*>(&inner), &mask};
+        auto other = [&] {
+          CHECK(cudaLaunchKernel(
+              reinterpret_cast<const void*>(kernel == "compute" ? otherCompute : otherMemory),
+              dim3(kSeedCtas), dim3(kSeedThreads), kernel == "compute" ? computeArgs : memoryArgs,
+              0, nullptr));
+        };
+        for (int r = 0; r < warmup + reps; ++r) {
+          for (int k = 0; k < 2; ++k) {
+            if ((r % 2 == 0) == (k == 0))
+              launch();
+            else
+              other();
+            CHECK(cudaDeviceSynchronize());
+          }
+        }
+        std::printf(
+            "{\"kernel\":\"seed_%s\",\"inner\":%d,\"table\":%d,\"warmup\":%d,\"reps\":%d,"
+            "\"paired\":true}\n",
+            kernel.c_str(), inner, kernel == "memory" ? tableSize : 0, warmup, reps);
+        std::fflush(stdout);
+        continue;
+      }
       for (int w = 0; w < warmup; ++w) {
         launch();
         CHECK(cudaDeviceSynchronize());
@@ -152,5 +199,6 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(out));
   CHECK(cudaFree(devNext));
   CHECK(cudaFree(devValues));
+  if (library != nullptr) CHECK(cudaLibraryUnload(library));
   return 0;
 }

@@ -13,6 +13,9 @@
 #                               launches after 20 warm-ups; the trace folder is DIR, the
 #                               harness's lines go to DIR.jsonl (bench/trace_overhead/summarize.py
 #                               reads both).
+#   seed_pair DIR EXE CUBIN     the same with the harness's --pair CUBIN: each launch of EXE's
+#                               kernels next to one of CUBIN's (the trace-free build's), in
+#                               alternating order; bench/trace_overhead/paired.py reads DIR.
 gpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 gpu_setup() {
@@ -32,4 +35,10 @@ seed_run() {
   CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so" ARGUS_TRACE_DIR="$1" \
     ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 "$2" --kernel "${KERNELS:-both}" \
     --inner 8,64,512 --reps 200 --warmup 20 >"$1.jsonl" 2>"$1.err"
+}
+
+seed_pair() {
+  CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so" ARGUS_TRACE_DIR="$1" \
+    ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 "$2" --kernel "${KERNELS:-both}" \
+    --inner "${INNER:-8,64,512}" --reps "${REPS:-200}" --warmup 20 --pair "$3" >"$1.jsonl" 2>"$1.err"
 }
