@@ -28,7 +28,8 @@ edit reproduces. The edits are for timing
          markers as lane 0 but other ones.
   noclose  no closing record at the exits (the red.max kept): what lane 0's store at the exit,
          whose draining the kernel's end waits for, costs. The records then do not decode.
-  noexit   neither the closing record nor the red.max: all the exits' trace work.
+  noexit   neither the closing record nor the red.max: all the exits' trace work. This one and
+         `noclose` and `nored` also apply to today's lowering.
   placebegin  the record's place (clamp, address, count) taken at the begin marker instead of
          the end: off the end marker's path to its store, while the warp waits for the
          occurrence's first operands anyway. Same records for these kernels (one region, not
@@ -41,7 +42,7 @@ edit reproduces. The edits are for timing
 The edits above are of the lowering as of commit 1db3ecc (the place a clamped count and a 64-bit
 multiply-add); since then the place is the low 32 bits of its address, advanced and clamped in one
 step (`add`/`min` on %argus_plo), and they refuse today's lowering: check that commit out to run
-them again. One edit is of today's lowering, the default build (`argus build --variant
+them again. These edits are of today's lowering, the default build (`argus build --variant
 full_trace`, record_place=begin):
 
   wide   the place as before the windowed addressing: min(count, last place) and a 64-bit
@@ -52,6 +53,34 @@ full_trace`, record_place=begin):
          fewer SASS instructions at the entry of each seed kernel (46 to 34 before the first
          begin marker; ptxas 13.0), the loop unchanged. Records decode right only for launches
          with y and z extents 1, as the seed's are.
+  eon    the end marker's timer read predicated on tracing being on, as the iteration copy is:
+         ptxas then keeps the end timestamp's register live around the occurrence loop and gives
+         the program's loop-bound reload another one (one more SASS instruction per occurrence,
+         a select); it still waits for the record store's register reads, since ptxas gives its
+         load the store's scoreboard.
+  direct the begin timestamp and the iteration read straight into the store's data registers
+         (both predicated on tracing being on), without the end marker's two copies: 2 fewer
+         SASS instructions per occurrence, and the next begin marker's iteration copy waits for
+         the store's register reads 2 instructions after it (the loop-bound reload 4 after, as
+         in the default build).
+  entryonly  no marker code in the occurrence loop (no timer reads, place, count or record
+         store), the entry and the exits' closing work kept: with `noexit` and the default build,
+         it splits the added time into entry, occurrences and exits. Records do not decode.
+  late   the entry's work on the trace symbol's words (its first consumers: the slot's address,
+         the meta words, the predicates) moved from the entry to just before each exit's closing
+         record, the load itself left at the entry: with `entryonly` (`entryonly+late`,
+         record-layout-experiment.sh chains edits), what the entry costs the warp before its
+         first occurrence, the load's latency with it. Only for entryonly: the markers need it.
+  lazy   the warp waits for the trace symbol's words at its first end marker, not at the entry:
+         the entry only issues the load; the begin markers advance a place offset (which is also
+         the record count) and copy under a lane-0 predicate, neither of which needs the
+         symbol; each end marker branches once, the first time, to a block after `ret` that
+         computes the slot's place, its last place and the store predicates from the symbol,
+         and then takes its place as min(slot start + offset, last place). The exit does the
+         same before the closing record if no end marker ran. One more SASS instruction per
+         occurrence (ptxas 13 lays the block out inline and branches over it) for the load's
+         latency off the warp's path; the symbol is read as two 8-byte words. Seed kernels only
+         (one leaf region, one end marker and one exit per kernel).
   constload  the trace symbol read as a constant operand (ld.const, a uniform-datapath load at
          sm_90 that stops the warp until a constant-cache miss is served) instead of through its
          generic address (an asynchronous load): what the generic read saves at the entry.
@@ -82,6 +111,7 @@ GENERIC_LOAD = 'ld.v2.u64 {%argus_hdr, %argus_x}, [%argus_x];'
 PLACE_LINES = (PLACE, 'mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;',
                'add.u32 %argus_cnt, %argus_cnt, 1;')
 BEGIN_TIME = 'mov.u32 %argus_h0, %globaltimer_lo;'
+END_TIME = 'mov.u32 %argus_e, %globaltimer_lo;'
 COPIES = ('@%argus_on mov.u32 %argus_bs, %argus_h0;', '@%argus_on mov.u32 %argus_ic, %argus_i0;')
 
 
@@ -92,6 +122,8 @@ WARP_ID = 'shr.u32 %argus_warp, %argus_t1, 5;'  # %argus_t1: the linear thread i
 
 def edit(lines, what):
     out = []
+    marker = False  # entryonly: inside a marker's lines
+    moving, held = None, []  # late: the entry lines being moved, those of each kernel so far
     for line in lines:
         t = line.strip()
         if what == 'tidx':
@@ -106,6 +138,44 @@ def edit(lines, what):
                 continue
             if t == GENERIC_LOAD:
                 line = '\tld.const.v2.u64 {%argus_hdr, %argus_x}, [__argus_trace];'
+            out.append(line)
+            continue
+        if what == 'entryonly':
+            if t.startswith('// argus trace: begin ') or t.startswith('// argus trace: end '):
+                marker = True
+                continue
+            if marker and '%argus_' in t:
+                continue
+            marker = False
+            out.append(line)
+            continue
+        if what == 'late':
+            if t == GENERIC_LOAD:
+                moving = []
+                out.append(line)
+                continue
+            if moving is not None and not t.startswith('.reg'):
+                moving.append(line)
+                if t == LANE_ZERO:
+                    held.append(moving)
+                    moving = None
+                continue
+            if t == '// argus trace: closing record':
+                out += held[-1]
+            out.append(line)
+            continue
+        if what == 'eon':
+            if t == END_TIME:
+                line = line.replace(END_TIME, '@%argus_on ' + END_TIME)
+            out.append(line)
+            continue
+        if what == 'direct':
+            if t in COPIES:
+                continue
+            if t == BEGIN_TIME:
+                line = '\t@%argus_on mov.u32 %argus_bs, %globaltimer_lo;'
+            elif t.startswith('@%argus_on mov.b32 %argus_i0, '):
+                line = line.replace('%argus_i0', '%argus_ic')
             out.append(line)
             continue
         if what == 'wide':
@@ -157,11 +227,97 @@ def edit(lines, what):
     return out
 
 
+# lazy: the entry lines that read the symbol's words, moved to the first end marker's block.
+LAZY_INIT = ('setp.ne.u64 %argus_on, %argus_hdr, 0;', 'cvt.u32.u64 %argus_cap, %argus_x;',
+             'shr.u64 %argus_x, %argus_x, 32;', 'cvt.u32.u64 %argus_t0, %argus_x;',
+             'mad.lo.u32 %argus_t1, %argus_cta, %argus_t0, %argus_warp;',
+             'mul.wide.u32 %argus_x, %argus_t1, %argus_cap;', 'shl.b64 %argus_x, %argus_x, 5;',
+             'add.s64 %argus_base, %argus_hdr, %argus_x;', 'add.s64 %argus_base, %argus_base, 64;',
+             'shl.b32 %argus_l16, %argus_cap, 1;', 'sub.u32 %argus_l16, %argus_l16, 3;',
+             'mov.b64 {%argus_plo, %argus_ph}, %argus_base;',
+             'mad.lo.u32 %argus_plast, %argus_l16, 16, %argus_plo;',
+             'sub.u32 %argus_plo, %argus_plo, 16;',
+             'setp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;')
+LAZY_BEGIN = ('add.u32 %argus_plo, %argus_plo, 16;',
+              'min.u32 %argus_plo, %argus_plo, %argus_plast;',
+              'mov.b64 %argus_addr, {%argus_plo, %argus_ph};',
+              'add.u32 %argus_cnt, %argus_cnt, 1;')
+
+
+def lazy(text):
+    """The `lazy` edit of one kernel's lines at a time (see the docstring)."""
+    out, blocks, site = [], [], 0
+    for line in text.split('\n'):
+        t = line.strip()
+        if t.startswith('.visible .entry'):
+            blocks, site = [], 0
+        if t in LAZY_INIT:
+            continue
+        if t == GENERIC_LOAD:
+            # Two 8-byte loads: with one 16-byte load ptxas copied a loaded word at the entry
+            # (its register was wanted for the offset), which waits for the load there.
+            out += ['\tld.u64 %argus_hdr, [%argus_x];', '\tld.u64 %argus_x, [%argus_x+8];']
+            continue
+        if t == 'mov.u32 %argus_cnt, 0;':
+            out += ['\t.reg .pred %argus_lz;', '\t.reg .pred %argus_un;', '\t.reg .b32 %argus_off;',
+                    '\tmov.u32 %argus_off, 0;', '\tsetp.eq.u32 %argus_un, 0, 0;', line]
+            continue
+        if t == LANE_ZERO:
+            # The lane-0 predicate without the symbol (the store predicate joins it later).
+            out.append('\tsetp.eq.u32 %argus_lz, %argus_t1, 0;')
+            continue
+        if t in LAZY_BEGIN:
+            if t == LAZY_BEGIN[0]:
+                out.append('\tadd.u32 %argus_off, %argus_off, 16;')
+            continue
+        if t.startswith('@%argus_on mov.b32 %argus_i0, ') or t in COPIES:
+            out.append(line.replace('@%argus_on ', '@%argus_lz '))
+            continue
+        if t == END_TIME or t == '// argus trace: closing record':
+            label = f'$argus_init_{site}'
+            out += [f'\t@%argus_un bra {label};', f'$argus_back_{site}:']
+            blocks += [f'{label}:', '\tsetp.ne.u32 %argus_un, 0, 0;'] + ['\t' + i for i in LAZY_INIT] + [
+                '\tsetp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;'.replace(
+                    '%argus_t1', '%argus_lane'), f'\tbra.uni $argus_back_{site};']
+            site += 1
+            if t == END_TIME:
+                out += ['\tadd.u32 %argus_t3, %argus_plo, %argus_off;',
+                        '\tmin.u32 %argus_t3, %argus_t3, %argus_plast;',
+                        '\tmov.b64 %argus_addr, {%argus_t3, %argus_ph};']
+            else:
+                out += [line, '\tshr.u32 %argus_cnt, %argus_off, 4;']
+                continue
+        if t == 'ret;':
+            out += [line] + blocks
+            continue
+        out.append(line)
+    return '\n'.join(out).replace('\tmov.u32 %argus_t1, %laneid;',
+                                  '\t.reg .b32 %argus_lane;\n\tmov.u32 %argus_lane, %laneid;\n'
+                                  '\tmov.u32 %argus_t1, %argus_lane;')
+
+
 def main():
     text, what = open(sys.argv[1]).read(), sys.argv[2]
+    if what == 'lazy':
+        if GENERIC_LOAD not in text or text.count('ret;') != text.count('.entry'):
+            sys.exit('compact_edits.py: lazy is an edit of the default build of the seed kernels')
+        print(lazy(text))
+        return
     if what == 'tidx':
         if '\n'.join('\t' + i for i in LINEAR_INDICES) not in text:
             sys.exit('compact_edits.py: tidx needs the entry\'s linear-index sequence')
+        print('\n'.join(edit(text.split('\n'), what)))
+        return
+    if what == 'late' and '// argus trace: begin ' in text:
+        sys.exit('compact_edits.py: late is an edit of entryonly (entryonly+late)')
+    if what in ('entryonly', 'late', 'nored', 'noclose', 'noexit') and GENERIC_LOAD in text:
+        print('\n'.join(edit(text.split('\n'), what)))
+        return
+    if what in ('eon', 'direct'):
+        lines = [line.strip() for line in text.split('\n')]
+        if END_TIME not in lines or BEGIN_TIME not in lines or not all(c in lines for c in COPIES):
+            sys.exit(f'compact_edits.py: {what} is an edit of the default compact lowering '
+                     '(record_place=begin, the end marker\'s predicated copies)')
         print('\n'.join(edit(text.split('\n'), what)))
         return
     if what == 'constload':
@@ -181,11 +337,11 @@ def main():
     known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit',
              'placebegin', 'begin')
     if what not in known:
-        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: wide, constload, tidx, '
+        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: wide, constload, tidx, eon, direct, entryonly, late, lazy, '
                  f'{", ".join(known)}')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels as of '
-                 'commit 1db3ecc (the edits but wide, constload and tidx are of that lowering)')
+                 'commit 1db3ecc (the edits but wide, constload, tidx, eon and direct are of that lowering)')
     print('\n'.join(edit(text.split('\n'), what)))
 
 

@@ -8,11 +8,15 @@
 # record_layout=compact lowering with the place taken at the end marker (not an edit), and
 # `compact+EDIT`, edits of it (bench/trace_overhead/compact_edits.py; those edits are of the
 # lowering as of commit 1db3ecc and refuse today's); `default`, the trace pass's defaults, and
-# `default+EDIT`, compact_edits.py's edits of those (`wide`, `constload`, `tidx`). $KERNELS
+# `default+EDIT[+EDIT...]`, compact_edits.py's edits of those, chained (`wide`, `constload`, `tidx`,
+# `eon`, `direct`, `entryonly`, `late`, `noexit`...);
+# `V@PAD`, variant V with PAD padding blocks at each kernel's entry (placement_edits.py: to put
+# its loops where the trace-free build has them, checked with sass_waits.py --loops). $KERNELS
 # picks compute|memory|both. Prints how many stores make a later instruction wait for their
 # register reads (bench/trace_overhead/sass_waits.py, no GPU needed), and measures each against
 # trace_free like bench/trace_overhead/run.sh (CUPTI kernel durations under libargus_inject.so,
-# medians of 200 launches after 20 warm-ups), two alternating rounds.
+# medians of 200 launches after 20 warm-ups), two alternating rounds; with PAIRED=1 each variant's
+# launches are instead paired with the trace-free build's in one process (paired.py).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_setup
@@ -21,6 +25,7 @@ spec=bench/trace_overhead/argus.yaml
 w=/tmp/record-layout
 rm -rf "$w"; mkdir -p "$w"
 "$B/argus" build --program $spec --variant trace_free -o $w/free >/dev/null || exit 1
+echo "trace_free loops (kernel first last offset): $(python3 bench/trace_overhead/sass_waits.py --loops $w/free/seed_kernel.cubin | tr '\n' ' ')"
 "$B/argus" build --program $spec --variant full_trace --pass-option record_layout=full -o $w/full >/dev/null || exit 1
 # `compact` is not an edit: the trace pass's own record_layout=compact lowering with the place
 # taken at the end marker, the base compact_edits.py edits (its records are
@@ -30,22 +35,49 @@ rm -rf "$w"; mkdir -p "$w"
   -o $w/compact >/dev/null || exit 1
 "$B/argus" build --program $spec --variant full_trace -o $w/default >/dev/null || exit 1
 variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
+# chain PTX EDIT[+EDIT...]: compact_edits.py's edits one after the other.
+chain() {
+  local ptx="$1" first="${2%%+*}" rest=
+  case "$2" in *+*) rest="${2#*+}" ;; esac
+  if [ -z "$rest" ]; then python3 bench/trace_overhead/compact_edits.py "$ptx" "$first"
+  else python3 bench/trace_overhead/compact_edits.py "$ptx" "$first" | chain /dev/stdin "$rest"; fi
+}
 for v in $variants; do
-  case "$v" in
-    compact|default) edit= ;;
-    default+*) edit="bench/trace_overhead/compact_edits.py $w/default/seed_kernel.ptx ${v#default+}" ;;
-    compact+*) edit="bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx ${v#compact+}" ;;
-    *) edit="bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx $v" ;;
+  pad=
+  case "$v" in *@*) pad="${v##*@}" ;; esac
+  name="${v%@*}"
+  case "$name" in
+    compact|default) edit="cat $w/$name/seed_kernel.ptx" ;;
+    default+*) edit="chain $w/default/seed_kernel.ptx ${name#default+}" ;;
+    compact+*) edit="python3 bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx ${name#compact+}" ;;
+    *) edit="python3 bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx $name" ;;
   esac
-  if [ -n "$edit" ]; then
-    python3 $edit > "$w/$v.ptx" &&
+  if [ -n "$pad" ] || { [ "$v" != compact ] && [ "$v" != default ]; }; then
+    $edit | if [ -n "$pad" ]; then python3 bench/trace_overhead/placement_edits.py /dev/stdin "$pad"; else cat; fi > "$w/$v.ptx" &&
       "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
       { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
   fi
   for k in seed_compute seed_memory; do
     echo "$v $k: $(python3 bench/trace_overhead/sass_waits.py "$w/$v/seed_kernel.cubin" $k | tail -1)"
   done
+  echo "$v loops (kernel first last offset): $(python3 bench/trace_overhead/sass_waits.py --loops "$w/$v/seed_kernel.cubin" | tr '\n' ' ')"
 done
+if [ "${PAIRED:-0}" = 1 ]; then
+  # Each variant's launches paired with the trace-free build's in one process (harness --pair,
+  # bench/trace_overhead/paired.py): the medians of the pairs' differences, with their 95 %
+  # confidence intervals, instead of differences of separate runs' medians.
+  for round in 1 2; do
+    mkdir -p $w/pairs/$round
+    for v in $variants; do
+      seed_pair "$w/pairs/$round/$v" "$w/$v/trace_overhead" "$w/free/seed_kernel.cubin"
+      echo "== $v (round $round, paired)"
+      expect=0
+      if [ "${v%%[+@~]*}" = default ] && [ "$v" = "${v%%+*}" ]; then expect=$((128 * 8 * 64)); fi
+      python3 bench/trace_overhead/paired.py --expect-records $expect "$w/pairs/$round/$v" | tail -n +2
+    done
+  done
+  exit 0
+fi
 # Edited variants write records summarize.py does not expect (none, or 8/16-byte ones): it says so
 # on stderr; the durations are what this experiment compares.
 for round in 1 2; do
