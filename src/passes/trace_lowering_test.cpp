@@ -429,9 +429,10 @@ TEST(TraceLowering, TritonKernelWithArgusMarkersAssembles) {
 namespace argus::passes {
 namespace {
 
-// record_layout=compact: one 16-byte store per end marker from the copies made there, the
-// layout symbol, a closing record before every ret/exit, and meta words computed at the entry
-// when the begin markers fix the role.
+// record_layout=compact: a leaf region's record in two 8-byte halves, {begin, iteration} at its
+// begin marker and {end, meta} at its end marker; a region with regions inside (a) one 16-byte
+// store at its end marker from the copies made there; the layout symbol, a closing record before
+// every ret/exit, and meta words computed at the entry when the begin markers fix the role.
 TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   ptx::Module module = fromText(
       "\t// @argus begin a iter=%r1 role=w\n\t// @argus begin b\n\t// @argus end b\n"
@@ -447,22 +448,30 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(fmt::format(".visible .const .align 4 .u32 __argus_trace_layout = {};",
-                              sizeof(trace::CompactRecord) | trace::kLayoutWindowed)),
+  EXPECT_EQ(count(fmt::format(
+                ".visible .const .align 4 .u32 __argus_trace_layout = {};",
+                sizeof(trace::CompactRecord) | trace::kLayoutWindowed | trace::kLayoutHalves)),
             1u)
       << text;
   EXPECT_EQ(count("%globaltimer_lo;"), 6u) << text;  // 3 begins, 3 ends
-  EXPECT_EQ(count("st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_e, %argus_m"), 3u);
+  EXPECT_EQ(count("st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_ic, %argus_e, %argus_m0}"),
+            1u)
+      << text;
+  EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr], {%argus_h1, %argus_i1};"), 1u) << text;
+  EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m1};"), 1u) << text;
+  EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr], {%argus_h2, %argus_i2};"), 1u) << text;
+  EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m2};"), 1u) << text;
   EXPECT_EQ(count("st.global.v2.u64"), 0u);
   // Both rets, the guarded one too, get the closing record right before them.
   EXPECT_EQ(count("// argus trace: closing record"), 2u);
-  EXPECT_NE(text.find("[%argus_addr+16], {%argus_cnt, %argus_t2, %argus_t0, %argus_t1};\n"
+  EXPECT_NE(text.find("[%argus_addr+16], {%argus_cnt, %argus_t1, %argus_t2, %argus_t0};\n"
                       "\t@%p1 ret;"),
             std::string::npos)
       << text;
   // Unscoped: lane 0 stores (one predicate from the entry), at the clamped place, with no
   // compare and no election at the end marker; the begin timer reads are not predicated.
-  EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr], {"), 3u) << text;
+  EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr], {"), 1u) << text;
+  EXPECT_EQ(count("@%argus_w st.global.cs.v2.u32 [%argus_addr"), 4u) << text;
   EXPECT_EQ(count("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;"), 1u) << text;
   // The place: the low 32 bits of its address, advanced and clamped to the slot's last record
   // place in one step; the high bits from the entry (the library's 4 GiB window).
@@ -484,7 +493,7 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("setp.le"), 0u) << text;
   EXPECT_EQ(count("@%argus_on mov.u32 %argus_h"), 0u) << text;
   EXPECT_EQ(count("@%argus_ok"), 0u) << text;
-  EXPECT_EQ(count("@%argus_on mov.u32 %argus_bs, %argus_h"), 3u) << text;
+  EXPECT_EQ(count("@%argus_on mov.u32 %argus_bs, %argus_h"), 1u) << text;
   EXPECT_EQ(count("\tadd.u32 %argus_cnt, %argus_cnt, 1;"), 3u);
   // Every exit raises the highest-count place, and lane 0 closes the slot.
   EXPECT_EQ(count("@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;"), 2u) << text;
@@ -592,13 +601,13 @@ TEST(TraceLowering, PartedRecordStoresPassesBegunWithoutLaneZero) {
       "\tmin.u32 %argus_t0, %argus_t0, %argus_l16;\n"
       "\tsub.u32 %argus_t0, %argus_l16, %argus_t0;\n"
       "\tmad.wide.u32 %argus_pa, %argus_t0, 16, %argus_base;\n"
-      "\t@%argus_sd st.global.cs.v4.u32 [%argus_pa], {%argus_bs, %argus_e, %argus_m1, "
-      "%argus_ic};\n";
+      "\t@%argus_sd st.global.cs.v4.u32 [%argus_pa], {%argus_h1, %argus_i1, %argus_e, "
+      "%argus_m1};\n";
   EXPECT_NE(text.find(stored), std::string::npos) << text;
   EXPECT_EQ(text.find("red.global.add"), std::string::npos) << text;
-  EXPECT_NE(text.find(fmt::format("__argus_trace_layout = {};", sizeof(trace::CompactRecord) |
-                                                                    trace::kLayoutWindowed |
-                                                                    trace::kLayoutPartedRecorded)),
+  EXPECT_NE(text.find(fmt::format("__argus_trace_layout = {};",
+                                  sizeof(trace::CompactRecord) | trace::kLayoutWindowed |
+                                      trace::kLayoutHalves | trace::kLayoutPartedRecorded)),
             std::string::npos)
       << text;
   EXPECT_EQ(result->traceMap["k"]["parted"], "record");
@@ -613,8 +622,8 @@ TEST(TraceLowering, PartedRecordStoresPassesBegunWithoutLaneZero) {
       << refused.error().message;
 }
 
-// Scoped: the record also needs its occurrence in scope (and lane 0); the copies and the count
-// follow the scope.
+// Scoped: both halves of the record also need the occurrence in scope (and lane 0); the place
+// and the count follow the scope.
 TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   ptx::Module module =
       fromText("\t// @argus begin a iter=%r1\n\t// @argus end a\n", "\t.reg .b32 %r<4>;\n");
@@ -623,9 +632,15 @@ TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   ASSERT_TRUE(result.has_value()) << result.error().text();
   const std::string text = ptx::printModule(module);
   EXPECT_NE(text.find("\tmov.u32 %argus_h0, %globaltimer_lo;"), std::string::npos) << text;
-  EXPECT_NE(text.find("@%argus_s0 mov.u32 %argus_bs, %argus_h0;"), std::string::npos) << text;
-  EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("@%argus_st st.global.cs.v4.u32 [%argus_addr], {"), std::string::npos);
+  EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"
+                      "\t@%argus_st st.global.cs.v2.u32 [%argus_addr], {%argus_h0, %argus_i0};"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"
+                      "\t@%argus_st st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m0};"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("mov.u32 %argus_bs, %argus_h0;"), std::string::npos) << text;
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_plo, %argus_plo, 16;"), std::string::npos);
 }

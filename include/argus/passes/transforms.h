@@ -21,8 +21,9 @@ namespace argus::passes {
 /// input and options, so that workspaces made before do not reuse the older output (it is the
 /// `ptx_pass` executor's version, part of its tasks' memo keys). History: "2" (2026-11-30):
 /// compact records take a leaf region's place at its begin marker, and a register iteration is
-/// copied under %argus_on.
-inline constexpr std::string_view kPassesVersion = "2";
+/// copied under %argus_on; "3" (2026-11-30): compact records in the halves order (format.h
+/// kLayoutHalves), a leaf region's {begin, iteration} stored at its begin marker.
+inline constexpr std::string_view kPassesVersion = "3";
 
 /// Options shared by the transforms of one variant.
 struct TransformOptions {

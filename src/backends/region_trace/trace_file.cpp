@@ -87,7 +87,7 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     const std::uint64_t highest = slot[places - 2].begin;
     // Occurrences begun without lane 0 (0 unless the kernel counts them); with partedRecorded,
     // the records those passes stored from the last record place down.
-    const std::uint64_t withoutLaneZero = slot[places - 2].end;
+    const std::uint64_t withoutLaneZero = slot[places - 2].iteration;  // its second word
     const std::uint64_t downStart =
         partedRecorded ? recordPlaces - std::min(withoutLaneZero, recordPlaces) : recordPlaces;
     // Records in places [from, to).

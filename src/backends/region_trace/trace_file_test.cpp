@@ -21,6 +21,13 @@ namespace {
 using trace::TraceHeader;
 using trace::TraceRecord;
 
+/// A compact record from its fields in TraceRecord's order (begin, end, meta, iteration); it is
+/// stored in format.h's (kLayoutHalves: begin, iteration, end, meta).
+trace::CompactRecord compactRecord(std::uint32_t begin, std::uint32_t end, std::uint32_t meta,
+                                   std::uint32_t iteration) {
+  return {.begin = begin, .iteration = iteration, .end = end, .meta = meta};
+}
+
 TEST(TraceGeometry, SizesFromGridBlockAndCapacity) {
   const std::uint32_t grid[3] = {128, 1, 1};
   const std::uint32_t block[3] = {256, 1, 1};
@@ -261,18 +268,18 @@ TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
   std::vector<trace::CompactRecord> area(16);
   const std::uint32_t meta = trace::kValidBit | 1u;
   const auto closing = [&](std::uint32_t count) {
-    return trace::CompactRecord{count, 0, meta | trace::kClosingBit, 1000};
+    return compactRecord(count, 0, meta | trace::kClosingBit, 1000);
   };
   // Slot 0: lane 0 ran 1 marker, as many as the others, which ran 3 without lane 0.
-  area[0] = {10, 20, meta, 0};
+  area[0] = compactRecord(10, 20, meta, 0);
   area[2] = {1, 3, 0, 0};
   area[3] = closing(1);
   // Slot 1: others ran 2 markers more than lane 0 and counted 1 without it: 2 lost at least.
-  area[4] = {30, 40, meta, 0};
+  area[4] = compactRecord(30, 40, meta, 0);
   area[6] = {3, 1, 0, 0};
   area[7] = closing(1);
   // Slot 2: nothing run without lane 0.
-  area[8] = {50, 60, meta, 0};
+  area[8] = compactRecord(50, 60, meta, 0);
   area[10] = {1, 0, 0, 0};
   area[11] = closing(1);
   // Slot 3: no closing record (the warp left by a path that writes none); only the 4 passes
@@ -296,35 +303,36 @@ TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
   const std::uint32_t low = trace::kValidBit | (1u << 16);
   const std::uint32_t high = trace::kValidBit | (2u << 16);
   const auto closing = [&](std::uint32_t count, std::uint64_t at) {
-    return trace::CompactRecord{count, static_cast<std::uint32_t>(at >> 32),
-                                low | trace::kClosingBit, static_cast<std::uint32_t>(at)};
+    return compactRecord(count, static_cast<std::uint32_t>(at >> 32), low | trace::kClosingBit,
+                         static_cast<std::uint32_t>(at));
   };
   const std::uint64_t at = (3ull << 32) | 1000u;
   // Slot 0: lane 0 stored 2 records, 2 passes without it stored theirs in places 5 and 4 (each
   // lane ran 2 markers: no surplus).
-  area[0] = {100, 110, low, 0};
-  area[1] = {300, 310, low, 1};
-  area[5] = {400, 420, high, 1};
-  area[4] = {0xfffffff0u, 5, high, 0};  // ended across the low word's wrap, before the close
+  area[0] = compactRecord(100, 110, low, 0);
+  area[1] = compactRecord(300, 310, low, 1);
+  area[5] = compactRecord(400, 420, high, 1);
+  area[4] =
+      compactRecord(0xfffffff0u, 5, high, 0);  // ended across the low word's wrap, before the close
   area[6] = {2, 2, 0, 0};
   area[7] = closing(2, at);
   // Slot 1: lane 0's 4 records and 3 recorded passes overlap in place 3 (4 + 3 > 6 places):
   // lane 0's places 0..2 and the passes' 5..4 are kept, place 3 is not, 2 records dropped.
-  for (std::uint32_t i = 0; i < 4; ++i) area[8 + i] = {10 * i, 10 * i + 5, low, i};
-  area[8 + 5] = {500, 505, high, 0};
-  area[8 + 4] = {600, 605, high, 1};
+  for (std::uint32_t i = 0; i < 4; ++i) area[8 + i] = compactRecord(10 * i, 10 * i + 5, low, i);
+  area[8 + 5] = compactRecord(500, 505, high, 0);
+  area[8 + 4] = compactRecord(600, 605, high, 1);
   area[8 + 6] = {4, 3, 0, 0};
   area[8 + 7] = closing(4, at);
   // Slot 2: 9 passes without lane 0, more than the 6 places: every one of them went down to
   // place 0 and stayed there, so lane 0's 1 record is gone too; places 1..5 are kept.
-  for (std::uint32_t i = 0; i < 6; ++i) area[16 + i] = {20 * i, 20 * i + 1, high, i};
+  for (std::uint32_t i = 0; i < 6; ++i) area[16 + i] = compactRecord(20 * i, 20 * i + 1, high, i);
   area[16 + 6] = {1, 9, 0, 0};
   area[16 + 7] = closing(1, at);
   // Slot 3: the lanes' highest count is 5 above lane 0's and only 2 passes were recorded: at
   // least 3 records lost apart from lane 0.
-  area[24] = {7, 8, low, 0};
-  area[24 + 5] = {9, 10, high, 0};
-  area[24 + 4] = {11, 12, high, 1};
+  area[24] = compactRecord(7, 8, low, 0);
+  area[24 + 5] = compactRecord(9, 10, high, 0);
+  area[24 + 4] = compactRecord(11, 12, high, 1);
   area[24 + 6] = {6, 2, 0, 0};
   area[24 + 7] = closing(1, at);
 
@@ -368,32 +376,32 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   std::vector<trace::CompactRecord> area(20);
   const std::uint32_t meta = trace::kValidBit | (3u << 16) | 7u;
   const auto closing = [&](std::uint32_t count, std::uint64_t at) {
-    return trace::CompactRecord{count, static_cast<std::uint32_t>(at >> 32),
-                                meta | trace::kClosingBit, static_cast<std::uint32_t>(at)};
+    return compactRecord(count, static_cast<std::uint32_t>(at >> 32), meta | trace::kClosingBit,
+                         static_cast<std::uint32_t>(at));
   };
   const auto highest = [](std::uint32_t count) { return trace::CompactRecord{count, 0, 0, 0}; };
   // Slot 0: two records across the low word's wrap (the places exactly full), then the closing
   // record.
-  area[0] = {0xffffff00u, 0xfffffff0u, meta, 1};
-  area[1] = {0x10u, 0x50u, meta, 2};
+  area[0] = compactRecord(0xffffff00u, 0xfffffff0u, meta, 1);
+  area[1] = compactRecord(0x10u, 0x50u, meta, 2);
   area[2] = highest(2);
   area[3] = closing(2, (5ull << 32) | 0x100u);
   // Slot 1 (CTA 0, warp 1): five records produced; the last place holds the newest (the clamp),
   // so only the first is kept.
-  area[4] = {100, 110, meta, 0};
-  area[5] = {140, 150, meta, 4};
+  area[4] = compactRecord(100, 110, meta, 0);
+  area[5] = compactRecord(140, 150, meta, 4);
   area[6] = highest(5);
   area[7] = closing(5, (9ull << 32) | 200u);
   // Slot 2 (CTA 1, warp 0): a record but no closing record.
-  area[8] = {1, 2, meta, 0};
+  area[8] = compactRecord(1, 2, meta, 0);
   // Slot 3 (CTA 1, warp 1): other lanes ran 2 markers more than lane 0, which stores.
-  area[12] = {10, 20, meta, 0};
+  area[12] = compactRecord(10, 20, meta, 0);
   area[14] = highest(3);
   area[15] = closing(1, 50);
   // Slot 4 (CTA 2, warp 0): a closing record that counts 1 with 2 records written: an earlier
   // exit's (a guarded ret not taken), the warp having left without one. Left out, like slot 2.
-  area[16] = {5, 6, meta, 0};
-  area[17] = {7, 8, meta, 1};
+  area[16] = compactRecord(5, 6, meta, 0);
+  area[17] = compactRecord(7, 8, meta, 1);
   area[18] = highest(2);
   area[19] = closing(1, 60);
 
@@ -434,8 +442,8 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
 TEST(CompactLayout, FillALaunchFileWithTheExpandedCapacity) {
   std::vector<trace::CompactRecord> area(4);
   const std::uint32_t meta = trace::kValidBit;
-  area[0] = {10, 20, meta, 0};
-  area[3] = {1, 0, meta | trace::kClosingBit, 30};
+  area[0] = compactRecord(10, 20, meta, 0);
+  area[3] = compactRecord(1, 0, meta | trace::kClosingBit, 30);
   const ExpandedRecords out = expandCompactRecords(area, 1, 2, 1);
   TraceHeader header = initialHeader({1, 1, out.capacityPerWarp, 0});
   std::uint64_t valid = 0;
@@ -472,14 +480,15 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
       const Occ& o = warps[w][j];
       full[w * cap + j] = {o.begin,         o.end,       meta(o.region),
                            w / warpsPerCta, o.iteration, (j << 8) | (w % warpsPerCta)};
-      compact[w * 2 * cap + j] = {static_cast<std::uint32_t>(o.begin),
-                                  static_cast<std::uint32_t>(o.end), meta(o.region), o.iteration};
+      compact[w * 2 * cap + j] =
+          compactRecord(static_cast<std::uint32_t>(o.begin), static_cast<std::uint32_t>(o.end),
+                        meta(o.region), o.iteration);
     }
     const std::uint64_t exit = base + 1000;
     compact[w * 2 * cap + 2 * cap - 2] = {static_cast<std::uint32_t>(warps[w].size()), 0, 0, 0};
-    compact[w * 2 * cap + 2 * cap - 1] = {
+    compact[w * 2 * cap + 2 * cap - 1] = compactRecord(
         static_cast<std::uint32_t>(warps[w].size()), static_cast<std::uint32_t>(exit >> 32),
-        meta(0) | trace::kClosingBit, static_cast<std::uint32_t>(exit)};
+        meta(0) | trace::kClosingBit, static_cast<std::uint32_t>(exit));
   }
   auto map = trace::parseTraceMap(nlohmann::json::parse(R"({"argus_trace_map": 1, "kernel": "k",
       "time_base": "globaltimer", "overflow": "clamp", "regions": [
@@ -514,10 +523,10 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
   // One slot of 4 record places (capacity 3) for a warp that produced 6: records 0..2 kept, the
   // last place (the newest, record 5) left out, 3 counted as dropped.
   std::vector<trace::CompactRecord> small(6);
-  for (std::uint32_t j = 0; j < 3; ++j) small[j] = {10 * j, 10 * j + 5, meta(0), j};
-  small[3] = {50, 55, meta(0), 5};
+  for (std::uint32_t j = 0; j < 3; ++j) small[j] = compactRecord(10 * j, 10 * j + 5, meta(0), j);
+  small[3] = compactRecord(50, 55, meta(0), 5);
   small[4] = {6, 0, 0, 0};
-  small[5] = {6, 0, meta(0) | trace::kClosingBit, 100};
+  small[5] = compactRecord(6, 0, meta(0) | trace::kClosingBit, 100);
   const ExpandedRecords kept = expandCompactRecords(small, 1, 3, 1);
   TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
   smallHeader.dropped = kept.dropped;
