@@ -20,6 +20,8 @@ import os
 import statistics
 import sys
 
+from summarize import harness_chunks
+
 
 def read_jsonl(path):
     with open(path) as f:
@@ -52,15 +54,8 @@ def summarize(run, expect_records):
     if bad:
         problems.append(f"{len(bad)} traced launches with records != {expect_records} or dropped "
                         f"records, first: {bad[0]}")
-    rows, at = [], 0
-    for line in harness:
-        count = 2 * (line["warmup"] + line["reps"])
-        chunk = kernels[at:at + count]
-        at += count
-        if len(chunk) < count or any(k["kernel"] != line["kernel"] for k in chunk):
-            problems.append(f"kernels.jsonl does not line up with the harness at {line['kernel']} "
-                            f"inner={line['inner']}")
-            continue
+    rows = []
+    for line, chunk in harness_chunks(harness, kernels, 2, problems):
         own, other = [], []
         for r in range(line["warmup"], line["warmup"] + line["reps"]):
             first, second = (k["duration_ns"] / 1e3 for k in chunk[2 * r:2 * r + 2])

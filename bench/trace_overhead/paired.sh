@@ -9,28 +9,19 @@
 # Usage: bench/trace_overhead/paired.sh ARGUS OUT
 #   ARGUS  the argus binary (its `build` verb makes both variants)
 #   OUT    output folder
-# Environment (optional): INJECT (libargus_inject.so; default: found in ARGUS's build tree),
-#   INNER (default 8,64,512), REPS (pairs per configuration, default 200), KERNELS
-#   (compute|memory|both, default both), PASS_OPTION (one KEY=VALUE for the trace pass).
+# Environment (optional): INJECT (libargus_inject.so; default: $ARGUS_INJECT_LIB, else found in
+#   ARGUS's build tree), INNER (default 8,64,512), REPS (pairs per configuration, default 200),
+#   KERNELS (compute|memory|both, default both), PASS_OPTION (one KEY=VALUE for the trace pass).
 set -euo pipefail
 if [ $# -ne 2 ]; then
-  sed -n '2,16p' "$0"
+  sed -n '2,15p' "$0"
   exit 2
 fi
 argus="$(realpath "$1")"
 out="$(mkdir -p "$2" && realpath "$2")"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-inject="${INJECT:-}"
-if [ -z "$inject" ]; then
-  for candidate in "$(dirname "$argus")/src/backends/region_trace/libargus_inject.so" \
-                   "$(dirname "$argus")/../src/backends/region_trace/libargus_inject.so"; do
-    if [ -f "$candidate" ]; then inject="$(realpath "$candidate")"; break; fi
-  done
-fi
-if [ -z "$inject" ] || [ ! -f "$inject" ]; then
-  echo "paired.sh: libargus_inject.so not found; set INJECT" >&2
-  exit 2
-fi
+source "$here/find_inject.sh"
+inject="$(find_inject "$argus")" || exit 2
 for variant in trace_free full_trace; do
   "$argus" build --program "$here/argus.yaml" --variant "$variant" -o "$out/seed_$variant" \
     ${PASS_OPTION:+--pass-option "$PASS_OPTION"} >/dev/null

@@ -31,20 +31,8 @@ warmup="${WARMUP:-20}"
 table="${TABLE:-4096}"
 python="${PYTHON:-python3}"
 
-inject="${INJECT:-${ARGUS_INJECT_LIB:-}}"
-if [ -z "$inject" ]; then
-  bin_dir="$(dirname "$argus")"
-  for candidate in "$bin_dir/src/backends/region_trace/libargus_inject.so" \
-                   "$bin_dir/../src/backends/region_trace/libargus_inject.so" \
-                   "$bin_dir/../../src/backends/region_trace/libargus_inject.so" \
-                   "$bin_dir/libargus_inject.so" "$bin_dir/../lib/libargus_inject.so"; do
-    if [ -f "$candidate" ]; then inject="$(realpath "$candidate")"; break; fi
-  done
-fi
-if [ -z "$inject" ] || [ ! -f "$inject" ]; then
-  echo "run.sh: libargus_inject.so not found; set INJECT" >&2
-  exit 2
-fi
+source "$here/find_inject.sh"
+inject="$(find_inject "$argus")" || exit 2
 echo "argus:  $argus"
 echo "inject: $inject"
 echo "out:    $out"

@@ -26,6 +26,22 @@ def read_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def harness_chunks(harness, kernels, per_launch, problems):
+    """(harness line, its kernels) in launch order: each line's `warmup` + `reps` launches, each
+    of `per_launch` kernels (2 for the harness's --pair); a line the kernels do not match is
+    reported in `problems` and left out."""
+    at = 0
+    for line in harness:
+        count = per_launch * (line["warmup"] + line["reps"])
+        chunk = kernels[at:at + count]
+        at += count
+        if len(chunk) < count or any(k["kernel"] != line["kernel"] for k in chunk):
+            problems.append(f"kernels.jsonl does not line up with the harness at {line['kernel']} "
+                            f"inner={line['inner']}")
+            continue
+        yield line, chunk
+
+
 def load_variant(out, variant):
     harness = [r for r in read_jsonl(os.path.join(out, f"{variant}.jsonl")) if "median_us" in r]
     kernels = read_jsonl(os.path.join(out, variant, "kernels.jsonl"))
@@ -43,15 +59,7 @@ def load_variant(out, variant):
     elif traced:
         problems.append(f"{len(traced)} trace_free launches were traced")
     results = {}
-    at = 0
-    for line in harness:
-        count = line["warmup"] + line["reps"]
-        chunk = kernels[at:at + count]
-        at += count
-        if len(chunk) < count or any(k["kernel"] != line["kernel"] for k in chunk):
-            problems.append(f"kernels.jsonl does not line up with the harness at {line['kernel']} "
-                            f"inner={line['inner']}")
-            continue
+    for line, chunk in harness_chunks(harness, kernels, 1, problems):
         timed = [k["duration_ns"] / 1e3 for k in chunk[line["warmup"]:]]
         results[(line["kernel"], line["inner"])] = {
             "cupti_median_us": statistics.median(timed),
