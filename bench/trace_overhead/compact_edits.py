@@ -224,9 +224,10 @@ def edit(lines, what):
             out.append('\tand.b32 %argus_t1, %argus_tl, 31;')
         elif t == WARP_ID and what == 'tidlane':
             out += ['\t.reg .b32 %argus_tl;', '\tmov.u32 %argus_tl, %argus_t1;']
-        elif t.startswith('@%argus_on red.global.max.u32') and what in ('nored', 'noexit'):
+        elif t.startswith('@%argus_on red.global.max.u32 [%argus_') and what in ('nored', 'noexit'):
             continue
-        elif t.startswith('@%argus_w st.global.cs.v4.u32 [%argus_addr+16]') and what in (
+        elif t.startswith(('@%argus_w st.global.cs.v4.u32 [%argus_addr+16]',
+                           '@%argus_w st.global.cs.v4.u32 [%argus_ca+16]')) and what in (
                 'noclose', 'noexit'):
             continue
         elif t == LANE_ZERO and what == 'lost':
@@ -295,7 +296,8 @@ def lazy(text):
         if t == END_TIME or t == '// argus trace: closing record':
             label = f'$argus_init_{site}'
             out += [f'\t@%argus_un bra {label};', f'$argus_back_{site}:']
-            blocks += [f'{label}:', '\tsetp.ne.u32 %argus_un, 0, 0;'] + ['\t' + i for i in LAZY_INIT] + [
+            blocks += [f'{label}:', '\tsetp.ne.u32 %argus_un, 0, 0;']
+            blocks += ['\t' + i for i in LAZY_INIT] + [
                 '\tsetp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;'.replace(
                     '%argus_t1', '%argus_lane'), f'\tbra.uni $argus_back_{site};']
             site += 1
@@ -358,11 +360,12 @@ def main():
     known = ('all', 'redux', 'nored', 'nolane', 'tidlane', 'lost', 'noclose', 'noexit',
              'placebegin', 'begin')
     if what not in known:
-        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: wide, constload, tidx, eon, direct, split, entryonly, late, lazy, '
-                 f'{", ".join(known)}')
+        sys.exit(f'compact_edits.py: unknown edit {what!r}; known: wide, constload, tidx, eon, '
+                 f'direct, split, entryonly, late, lazy, {", ".join(known)}')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels as of '
-                 'commit 1db3ecc (the edits but wide, constload, tidx, eon and direct are of that lowering)')
+                 'commit 1db3ecc (the edits named above the list of today\'s are of that '
+                 'lowering)')
     print('\n'.join(edit(text.split('\n'), what)))
 
 

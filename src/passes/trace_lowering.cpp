@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -85,8 +86,9 @@ struct LoweringOptions {
   std::string recordStore = "leader";
   /// Device record layout. `full`: the 32-byte TraceRecord, two 16-byte stores at the end
   /// marker by lane 0 (the layout when overflow=count or record_store=paired is asked
-  /// for without a layout). `compact` (default): one 16-byte CompactRecord (format.h: low 32 bits
-  /// of both timestamps, meta, iteration) in half-size places, stored by lane 0: a leaf region's
+  /// for without a layout). `compact` (default): one 16-byte CompactRecord (format.h: the low 32
+  /// bits of the begin timestamp, the iteration, the low 32 bits of the end timestamp, meta) in
+  /// half-size places, stored by lane 0: a leaf region's
   /// (record_place=begin) in two 8-byte halves, {begin, iteration} at its begin marker right
   /// after the place is taken and {end, meta} at its end marker (format.h kLayoutHalves; no
   /// copies, and the end marker's path to its store is a timer read; measured on the H200,
@@ -109,11 +111,12 @@ struct LoweringOptions {
   /// regions (no region nested in them) at the begin marker, off the end marker's path to its
   /// store, while the warp waits for the occurrence's first operands anyway; no other marker runs
   /// between a leaf's begin and end, so the places, and the records, are the same as with `end`;
-  /// nor can the kernel exit between them (analyzeRegions refuses a ret or exit inside an open
-  /// region), which would leave the claimed place empty and the closing record's address in its
-  /// stead. `end`: at the end marker, for every region. Measured on the seed kernels' compute
-  /// variant at inner 8 over 8 loop placements: +1.28 us per launch against +1.54 with `end`
-  /// (BENCHMARKS.md, issue 5). The full layout ignores it; naming `begin` with it is an error.
+  /// an exit between them (analyzeRegions refuses a ret or exit inside a region open on every
+  /// path to it, and warns of one open on some paths) leaves the claimed place without its end
+  /// half, which the expansion drops and counts. `end`: at the end marker, for every region.
+  /// Measured on the seed kernels' compute variant at inner 8 over 8 loop placements: +1.28 us per
+  /// launch against +1.54 with `end` (BENCHMARKS.md, issue 5). The full layout ignores it; naming
+  /// `begin` with it is an error.
   std::string recordPlace = "begin";
   /// Occurrences a warp begins without lane 0 (one pass of a diverged warp: an if/else on the
   /// lane or on data, with markers in it), which lane 0's stores do not cover. `count`
@@ -593,10 +596,16 @@ class LowerMarkersToTracePass final : public Pass {
       // register pair needs no move. The slots start past the TraceHeader, so the one-before
       // place does not wrap below the window.
       static_assert(sizeof(trace::TraceHeader) >= sizeof(trace::CompactRecord));
+      // The stores below write the fields at these offsets (format.h, kLayoutHalves).
+      static_assert(offsetof(trace::CompactRecord, begin) == 0 &&
+                    offsetof(trace::CompactRecord, iteration) == 4 &&
+                    offsetof(trace::CompactRecord, end) == 8 &&
+                    offsetof(trace::CompactRecord, meta) == 12);
       entry += fmt::format(
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
           "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{0}>;\n"
           "\t.reg .b32 %argus_plo;\n\t.reg .b32 %argus_ph;\n\t.reg .b32 %argus_plast;\n"
+          "\t.reg .b64 %argus_ca;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
           "\tmov.b64 {{%argus_plo, %argus_ph}}, %argus_base;\n"
           "\tmad.lo.u32 %argus_plast, %argus_l16, {1}, %argus_plo;\n"
@@ -732,7 +741,7 @@ class LowerMarkersToTracePass final : public Pass {
             "\t.reg .b64 %argus_lw;\n\tadd.u32 %argus_t3, %argus_l16, 1;\n"
             "\tmad.wide.u32 %argus_lw, %argus_t3, {}, %argus_base;\n",
             sizeof(trace::CompactRecord));
-        lostWord = "[%argus_lw+4]";
+        lostWord = fmt::format("[%argus_lw+{}]", offsetof(trace::CompactRecord, iteration));
         if (record) entry += "\t.reg .b64 %argus_pa;\n";
       }
     }
@@ -955,18 +964,20 @@ class LowerMarkersToTracePass final : public Pass {
     // the slot's last place, 2 cap - 1: its record count and a whole timestamp (low, high:
     // format.h). A highest count above lane 0's means lanes ran markers lane 0 did not run: the
     // expansion reports those records as lost, as it does the passes without lane 0 that the
-    // kernel's lost-counting end markers counted (place 2 cap - 2's second word).
+    // kernel's lost-counting end markers counted (place 2 cap - 2's second word). Its address
+    // register is its own, %argus_ca: a ret a region is open on along some paths only
+    // (analyzeRegions warns of those) must not move a leaf's place before its end marker.
     std::vector<Statement> closing;
     if (compact) {
       auto parsed = parseSnippet(
           fmt::format("\t// argus trace: closing record\n"
                       "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
-                      "\tmad.wide.u32 %argus_addr, %argus_t3, {1}, %argus_base;\n"
-                      "\t@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;\n"
+                      "\tmad.wide.u32 %argus_ca, %argus_t3, {1}, %argus_base;\n"
+                      "\t@%argus_on red.global.max.u32 [%argus_ca], %argus_cnt;\n"
                       "\tmov.u64 %argus_now, %{0};\n"
                       "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
                       "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
-                      "\t@%argus_w st.global.{3}.v4.u32 [%argus_addr+{1}], {{%argus_cnt, "
+                      "\t@%argus_w st.global.{3}.v4.u32 [%argus_ca+{1}], {{%argus_cnt, "
                       "%argus_t1, %argus_t2, %argus_t0}};\n",
                       timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
                       trace::kClosingBit, options_.storeCache),

@@ -228,6 +228,14 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
   EXPECT_EQ(endText.substr(innerBegin, innerEnd - innerBegin).find(place), std::string::npos)
       << endText;
   EXPECT_NE(endText.find(place, innerEnd), std::string::npos) << endText;
+  // With the place at the end marker every record is stored whole there, in the halves order
+  // (format.h kLayoutHalves), and no half is stored at a begin marker.
+  EXPECT_EQ(endText.find("st.global.cs.v2.u32"), std::string::npos) << endText;
+  EXPECT_NE(endText.find("@%argus_w st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_ic, "
+                         "%argus_e, %argus_m1};",
+                         innerEnd),
+            std::string::npos)
+      << endText;
 
   ptx::Module fullByDefault = fromText(body);
   EXPECT_TRUE(applyTransforms(fullByDefault, {"lower_markers_to_trace"},
@@ -464,7 +472,7 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("st.global.v2.u64"), 0u);
   // Both rets, the guarded one too, get the closing record right before them.
   EXPECT_EQ(count("// argus trace: closing record"), 2u);
-  EXPECT_NE(text.find("[%argus_addr+16], {%argus_cnt, %argus_t1, %argus_t2, %argus_t0};\n"
+  EXPECT_NE(text.find("[%argus_ca+16], {%argus_cnt, %argus_t1, %argus_t2, %argus_t0};\n"
                       "\t@%p1 ret;"),
             std::string::npos)
       << text;
@@ -496,8 +504,8 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("@%argus_on mov.u32 %argus_bs, %argus_h"), 1u) << text;
   EXPECT_EQ(count("\tadd.u32 %argus_cnt, %argus_cnt, 1;"), 3u);
   // Every exit raises the highest-count place, and lane 0 closes the slot.
-  EXPECT_EQ(count("@%argus_on red.global.max.u32 [%argus_addr], %argus_cnt;"), 2u) << text;
-  EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr+16], {%argus_cnt,"), 2u) << text;
+  EXPECT_EQ(count("@%argus_on red.global.max.u32 [%argus_ca], %argus_cnt;"), 2u) << text;
+  EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_ca+16], {%argus_cnt,"), 2u) << text;
   // a's role is its own, b inherits it, c has none: all three meta words at the entry.
   const size_t firstBegin = text.find("// argus trace: begin");
   ASSERT_NE(firstBegin, std::string::npos);
@@ -643,6 +651,34 @@ TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   EXPECT_EQ(text.find("mov.u32 %argus_bs, %argus_h0;"), std::string::npos) << text;
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_plo, %argus_plo, 16;"), std::string::npos);
+}
+
+// A ret the leaf region is open on along one path only (analyzeRegions warns, it does not
+// refuse): the closing record before it takes its own address register, so where the ret is not
+// taken the region's end marker still stores its second half at the place its begin took.
+TEST(TraceLowering, CompactClosingRecordKeepsALeafsPlace) {
+  ptx::Module module = fromText(
+      "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $L_skip;\n\t// @argus begin a\n$L_skip:\n"
+      "\tsetp.eq.u32 %p2, %r2, 0;\n\t@%p2 ret;\n\t// @argus end a\n",
+      "\t.reg .b32 %r<4>;\n\t.reg .pred %p<3>;\n");
+  auto result = applyTransforms(module, {"lower_markers_to_trace"}, optionsFor(""));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  const size_t closing = text.find("// argus trace: closing record");
+  const size_t end = text.find("// argus trace: end a");
+  ASSERT_NE(closing, std::string::npos) << text;
+  ASSERT_NE(end, std::string::npos) << text;
+  const std::string before = text.substr(closing, end - closing);
+  EXPECT_EQ(before.find("%argus_addr"), std::string::npos) << before;
+  EXPECT_NE(before.find("mad.wide.u32 %argus_ca, %argus_t3, 16, %argus_base;"), std::string::npos)
+      << before;
+  EXPECT_NE(before.find("@%argus_w st.global.cs.v4.u32 [%argus_ca+16], {%argus_cnt, %argus_t1, "
+                        "%argus_t2, %argus_t0};"),
+            std::string::npos)
+      << before;
+  EXPECT_NE(text.find("@%argus_w st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m0};", end),
+            std::string::npos)
+      << text;
 }
 
 // A region whose begin markers carry different roles gets its meta word where it begins.

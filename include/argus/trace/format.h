@@ -91,9 +91,12 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // ---- The compact device layout (lower_markers_to_trace's record_layout=compact) -------------
 //
 // Each warp slot's capacityPerWarp x 32 bytes hold 2 x capacityPerWarp 16-byte CompactRecords,
-// written once per occurrence at the end marker by lane 0 with its own count: the low 32 bits
-// of both timestamps, meta and the iteration (one store of four registers instead of the full
-// record's two). CTA and warp follow from the slot, the sequence number from the place in it:
+// written once per occurrence by lane 0 with its own count: the low 32 bits of the begin
+// timestamp and the iteration (a leaf region's at its begin marker), the low 32 bits of the end
+// timestamp and meta (at its end marker; a region with regions inside stores all four there).
+// The meta word, with its valid bit, is in the second half, so a place whose first half alone
+// was written (the buffer is zeroed before every launch) is not a record. CTA and warp follow
+// from the slot, the sequence number from the place in it:
 // record j goes to place min(j, 2 cap - 3), so when a slot is full its last record place holds
 // the newest record, which the expansion leaves out. At every exit of the kernel the leaving
 // lanes raise place 2 cap - 2's first word to their highest count (red.max), and lane 0 writes

@@ -282,30 +282,22 @@ SymbolInfo findSymbol(CUfunction f) {
   size_t layoutBytes = 0;
   const bool hasLayout = found && global(trace::kTraceLayoutSymbol, &layout, &layoutBytes);
   if (hasLayout) {
-    constexpr std::uint32_t kFlags =
-        trace::kLayoutPartedRecorded | trace::kLayoutWindowed | trace::kLayoutHalves;
     std::uint32_t word = 0;
-    if (layoutBytes != sizeof word ||
-        !check(api.cuMemcpyDtoH(&word, layout, sizeof word),
-               "cuMemcpyDtoH (__argus_trace_layout)") ||
-        ((word & ~kFlags) != sizeof(trace::CompactRecord) && word != sizeof(trace::TraceRecord))) {
+    if (layoutBytes != sizeof word || !check(api.cuMemcpyDtoH(&word, layout, sizeof word),
+                                             "cuMemcpyDtoH (__argus_trace_layout)")) {
       reportError(std::string(trace::kTraceLayoutSymbol) + " in module " + info.module +
-                  " is not a 4-byte record size of 16 (with or without the parted-recorded, "
-                  "windowed and halves bits) or 32; not traced");
+                  " is not a readable 4-byte word; not traced");
       info.address = 0;
       info.bytes = 0;
-    } else if (word != sizeof(trace::TraceRecord) && (word & trace::kLayoutHalves) == 0) {
-      // Compact records in the field order before kLayoutHalves, which the expansion no longer
-      // reads.
-      reportError("module " + info.module +
-                  " was lowered by an older Argus (compact records without the halves order, "
-                  "format.h kLayoutHalves); not traced: rebuild the variant");
+    } else if (const auto read = readLayoutWord(word); !read) {
+      reportError(std::string(trace::kTraceLayoutSymbol) + " in module " + info.module + " " +
+                  read.error() + "; not traced");
       info.address = 0;
       info.bytes = 0;
     } else {
-      info.recordBytes = word & ~kFlags;
-      info.partedRecorded = (word & trace::kLayoutPartedRecorded) != 0;
-      info.windowed = (word & trace::kLayoutWindowed) != 0;
+      info.recordBytes = read->recordBytes;
+      info.partedRecorded = read->partedRecorded;
+      info.windowed = read->windowed;
     }
   }
   return info;

@@ -67,6 +67,22 @@ std::vector<trace::TraceRecord> compactRecords(std::span<const trace::TraceRecor
   return out;
 }
 
+std::expected<LayoutWord, std::string> readLayoutWord(std::uint32_t word) {
+  constexpr std::uint32_t kFlags =
+      trace::kLayoutPartedRecorded | trace::kLayoutWindowed | trace::kLayoutHalves;
+  if (word == sizeof(trace::TraceRecord)) return LayoutWord{word, false, false};
+  if ((word & ~kFlags) != sizeof(trace::CompactRecord))
+    return std::unexpected(
+        "is not a 4-byte record size of 16 (with or without the parted-recorded, windowed and "
+        "halves bits) or 32");
+  if ((word & trace::kLayoutHalves) == 0)
+    return std::unexpected(
+        "holds compact records in the field order before the halves one (format.h "
+        "kLayoutHalves): lowered by an older Argus; rebuild the variant");
+  return LayoutWord{word & ~kFlags, (word & trace::kLayoutPartedRecorded) != 0,
+                    (word & trace::kLayoutWindowed) != 0};
+}
+
 ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                      std::uint32_t warpSlots, std::uint32_t capacityPerWarp,
                                      std::uint32_t warpsPerCta, bool partedRecorded) {

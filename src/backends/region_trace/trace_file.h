@@ -17,6 +17,7 @@
 #include <argus/trace/format.h>
 
 #include <cstdint>
+#include <expected>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -28,6 +29,18 @@ namespace argus::inject {
 
 /// header.reserved[0] of a compact launch file ("ARGC" little-endian).
 inline constexpr std::uint64_t kCompactTraceFile = trace::kCompactMarker;
+
+/// What a module's kTraceLayoutSymbol word says (format.h).
+struct LayoutWord {
+  std::uint32_t recordBytes = 0;  ///< 16 (CompactRecord) or 32 (TraceRecord).
+  bool partedRecorded = false;    ///< kLayoutPartedRecorded.
+  bool windowed = false;          ///< kLayoutWindowed.
+};
+
+/// Reads a layout word: a record size of 32, or 16 with the halves bit (kLayoutHalves) and any of
+/// the parted-recorded and windowed bits. Otherwise why the module is not traced: another value,
+/// or compact records in the field order before kLayoutHalves (an older Argus's lowering).
+std::expected<LayoutWord, std::string> readLayoutWord(std::uint32_t word);
 
 /// Device buffer shape of one launch.
 struct TraceGeometry {

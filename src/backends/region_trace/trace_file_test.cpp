@@ -438,6 +438,50 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   EXPECT_TRUE(expandCompactRecords(std::span(area).first(2), 1, 1, 1).records.empty());
 }
 
+// A place whose first half alone was written (a leaf's begin marker ran, its end marker did not
+// store there) has no meta word, so it is no record: below the count it is dropped and counted,
+// above it the slot stays closed.
+TEST(CompactLayout, APlaceWithOnlyItsFirstHalfIsNoRecord) {
+  std::vector<trace::CompactRecord> area(8);  // capacity 4: record places 0..5
+  const std::uint32_t meta = trace::kValidBit;
+  area[0] = compactRecord(10, 20, meta, 0);
+  area[1] = {.begin = 30, .iteration = 1};  // counted (the count is 2), never ended
+  area[2] = {.begin = 40, .iteration = 2};  // past the count
+  area[6] = {2, 0, 0, 0};
+  area[7] = compactRecord(2, 0, meta | trace::kClosingBit, 100);
+  const ExpandedRecords out = expandCompactRecords(area, 1, 4, 1);
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_EQ(out.records[0].end, 20u);
+  EXPECT_EQ(out.dropped, 1u);
+  EXPECT_EQ(out.unclosedSlots, 0u);
+  EXPECT_EQ(out.partedSlots, 0u);
+}
+
+// The layout word: full records (32), compact ones only in the halves order; anything else, and
+// the field order before the halves, is not traced.
+TEST(LayoutWord, CompactNeedsTheHalvesOrder) {
+  const std::uint32_t compact = sizeof(trace::CompactRecord);
+  const auto both = readLayoutWord(compact | trace::kLayoutWindowed | trace::kLayoutHalves |
+                                   trace::kLayoutPartedRecorded);
+  ASSERT_TRUE(both.has_value()) << both.error();
+  EXPECT_EQ(both->recordBytes, compact);
+  EXPECT_TRUE(both->windowed);
+  EXPECT_TRUE(both->partedRecorded);
+  const auto halves = readLayoutWord(compact | trace::kLayoutHalves);
+  ASSERT_TRUE(halves.has_value());
+  EXPECT_FALSE(halves->windowed);
+  EXPECT_FALSE(halves->partedRecorded);
+  const auto older = readLayoutWord(compact | trace::kLayoutWindowed);
+  ASSERT_FALSE(older.has_value());
+  EXPECT_NE(older.error().find("rebuild the variant"), std::string::npos) << older.error();
+  const auto full = readLayoutWord(sizeof(trace::TraceRecord));
+  ASSERT_TRUE(full.has_value());
+  EXPECT_EQ(full->recordBytes, sizeof(trace::TraceRecord));
+  EXPECT_FALSE(readLayoutWord(sizeof(trace::TraceRecord) | trace::kLayoutHalves).has_value());
+  EXPECT_FALSE(readLayoutWord(8).has_value());
+  EXPECT_FALSE(readLayoutWord(compact | (1u << 20) | trace::kLayoutHalves).has_value());
+}
+
 // The expanded records make a compact launch file whose slots hold 2 cap - 2 records.
 TEST(CompactLayout, FillALaunchFileWithTheExpandedCapacity) {
   std::vector<trace::CompactRecord> area(4);
