@@ -676,6 +676,13 @@ class LowerMarkersToTracePass final : public Pass {
           "\tmov.b64 %argus_addr, {{%argus_plo, %argus_ph}};\n",
           scoped ? "@" + active + " " : "", sizeof(trace::CompactRecord));
     };
+    // The compact layout's storing lanes: lane 0 with tracing on (%argus_w) and, when scoped, the
+    // occurrence selected; `text` gets the line that sets %argus_st for a scoped variant.
+    const auto compactStorer = [&](const std::string& active, std::string& text) {
+      if (!scoped) return "%argus_w";
+      text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
+      return "%argus_st";
+    };
     const auto placeCount = [&](const std::string& active) {
       return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
                          scoped ? "@" + active + " " : "");
@@ -847,11 +854,11 @@ class LowerMarkersToTracePass final : public Pass {
             // for the program's own next operands anyway; the end marker stores the second half
             // and needs no copies (format.h, kLayoutHalves).
             text += placeAddress(active) + placeCount(active);
-            if (scoped) text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
+            const std::string_view by = compactStorer(active, text);
             text += fmt::format(
                 "\t@{0} st.global.{1}.v2.u32 [%argus_addr], {{%argus_h{2}, "
                 "%argus_i{2}}};\n",
-                scoped ? "%argus_st" : "%argus_w", options_.storeCache, k);
+                by, options_.storeCache, k);
           }
         } else {
           text += fmt::format("\tmov.u64 %argus_b{}, %{};\n", k, timeBaseName(options_.timeBase));
@@ -862,11 +869,10 @@ class LowerMarkersToTracePass final : public Pass {
           // The second half, {end, meta}, at the place the begin marker took and stored the
           // first half at (a leaf: no other marker runs between the two).
           text += fmt::format("\tmov.u32 %argus_e, %{};\n", timeBaseLow(options_.timeBase));
-          if (scoped) text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
+          const std::string_view by = compactStorer(active, text);
           text += fmt::format(
-              "\t@{0} st.global.{1}.v2.u32 [%argus_addr+{2}], {{%argus_e, %argus_m{3}}};\n",
-              scoped ? "%argus_st" : "%argus_w", options_.storeCache,
-              offsetof(trace::CompactRecord, end), k);
+              "\t@{0} st.global.{1}.v2.u32 [%argus_addr+{2}], {{%argus_e, %argus_m{3}}};\n", by,
+              options_.storeCache, offsetof(trace::CompactRecord, end), k);
           if (countsLost[statement]) text += countLost(k, active);
         } else if (compact) {
           // A region with regions inside, whose place is taken here. The stored begin timestamp
@@ -881,12 +887,12 @@ class LowerMarkersToTracePass final : public Pass {
               "\t@{1} mov.u32 %argus_ic, %argus_i{2};\n",
               timeBaseLow(options_.timeBase), active, k);
           text += placeAddress(active);
-          if (scoped) text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
+          const std::string_view by = compactStorer(active, text);
           text += placeCount(active);
           text += fmt::format(
               "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_ic, %argus_e, "
               "%argus_m{2}}};\n",
-              scoped ? "%argus_st" : "%argus_w", options_.storeCache, k);
+              by, options_.storeCache, k);
           if (countsLost[statement]) text += countLost(k, active);
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));

@@ -36,12 +36,14 @@ std::optional<std::uint64_t> windowedStart(std::uint64_t allocation, std::uint64
                                            std::uint64_t bytes) {
   constexpr std::uint64_t kWindow = trace::kTraceWindowBytes;
   if (bytes == 0 || bytes > kWindow || allocated < bytes) return std::nullopt;
+  // The window edge after `at` (0 past the top of the address space: no edge).
+  const auto edgeAfter = [](std::uint64_t at) { return (at / kWindow + 1) * kWindow; };
   const auto fits = [&](std::uint64_t start) {
-    const std::uint64_t edge = (start / kWindow + 1) * kWindow;  // 0 past the top: no edge
+    const std::uint64_t edge = edgeAfter(start);
     return start - allocation <= allocated - bytes && (edge == 0 || edge - start >= bytes);
   };
   if (fits(allocation)) return allocation;
-  const std::uint64_t edge = (allocation / kWindow + 1) * kWindow;
+  const std::uint64_t edge = edgeAfter(allocation);
   if (edge > allocation && fits(edge)) return edge;
   return std::nullopt;
 }
