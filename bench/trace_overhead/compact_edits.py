@@ -65,6 +65,14 @@ today's lowering (they need the end marker's copies), the others apply to both:
          SASS instructions per occurrence, and the next begin marker's iteration copy waits for
          the store's register reads 2 instructions after it (the loop-bound reload 4 after, as
          in the default build).
+  defer  (of the halves lowering as of commit 3d80b0b) each leaf record's second half, {end,
+         meta}, stored at the next begin marker, right after it takes its place, at the place's
+         address - 8, and at the exits before the closing record, instead of at the end marker,
+         whose path is then its timer read alone: the program's loop-bound reload no longer waits
+         for that store's register reads. Records go from place 1 up; place 0's second half takes
+         the first begin's store (timing only: the counts stay in place 2 cap - 2, so the
+         records do not decode). Measured (BENCHMARKS.md, seventeenth session) and the lowering
+         since (format.h kLayoutCountFirst), which this edit refuses.
   entryonly  no marker code in the occurrence loop (no timer reads, place, count or record
          store), the entry and the exits' closing work kept: with `noexit` and the default build,
          it splits the added time into entry, occurrences and exits. Records do not decode.
@@ -117,6 +125,7 @@ LINEAR_INDICES = (
 WINDOWED_PLACE = ('add.u32 %argus_plo, %argus_plo, 16;',
                   'min.u32 %argus_plo, %argus_plo, %argus_plast;',
                   'mov.b64 %argus_addr, {%argus_plo, %argus_ph};')
+END_HALF = '@%argus_w st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m0};'
 GENERIC_LOAD = 'ld.v2.u64 {%argus_hdr, %argus_x}, [%argus_x];'
 PLACE_LINES = (PLACE, 'mad.wide.u32 %argus_addr, %argus_t1, 16, %argus_base;',
                'add.u32 %argus_cnt, %argus_cnt, 1;')
@@ -182,6 +191,17 @@ def edit(lines, what):
             out.append(line)
             if t == WINDOWED_PLACE[2]:
                 out.append('\t@%argus_w st.global.cs.v2.u32 [%argus_addr], {%argus_h0, %argus_i0};')
+            continue
+        if what == 'defer':
+            if t == END_HALF:
+                continue
+            if t == 'sub.u32 %argus_plo, %argus_plo, 16;':
+                line = '\tmov.u32 %argus_e, 0;'
+            out.append(line)
+            if t == WINDOWED_PLACE[2]:
+                out.append('\t' + END_HALF.replace('+8]', '+-8]'))
+            if t == '// argus trace: closing record':
+                out.append('\t' + END_HALF)
             continue
         if what == 'eon':
             if t == END_TIME:
@@ -343,6 +363,13 @@ def main():
                      'commit 6aef161 (record_place=begin, the end marker\'s predicated copies)')
         print('\n'.join(edit(text.split('\n'), what)))
         return
+    if what == 'defer':
+        lines = [line.strip() for line in text.split('\n')]
+        if END_HALF not in lines or lines.count(END_HALF) != lines.count('// argus trace: closing record'):
+            sys.exit('compact_edits.py: defer is an edit of the halves lowering of one leaf region '
+                     '(commit 3d80b0b)')
+        print('\n'.join(edit(text.split('\n'), what)))
+        return
     if what == 'constload':
         if GENERIC_LOAD not in text:
             sys.exit('compact_edits.py: constload is an edit of the generic symbol read')
@@ -361,7 +388,7 @@ def main():
              'placebegin', 'begin')
     if what not in known:
         sys.exit(f'compact_edits.py: unknown edit {what!r}; known: wide, constload, tidx, eon, '
-                 f'direct, split, entryonly, late, lazy, {", ".join(known)}')
+                 f'direct, split, defer, entryonly, late, lazy, {", ".join(known)}')
     if STORE not in text or PLACE not in text:
         sys.exit('compact_edits.py: not a compact-layout trace of the seed kernels as of '
                  'commit 1db3ecc (the edits named above the list of today\'s are of that '

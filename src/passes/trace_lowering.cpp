@@ -90,13 +90,14 @@ struct LoweringOptions {
   /// bits of the begin timestamp, the iteration, the low 32 bits of the end timestamp, meta) in
   /// half-size places, stored by lane 0: a leaf region's
   /// (record_place=begin) in two 8-byte halves, {begin, iteration} at its begin marker right
-  /// after the place is taken and {end, meta} at its end marker (format.h kLayoutHalves; no
-  /// copies, and the end marker's path to its store is a timer read; measured on the H200,
+  /// after the place is taken (format.h kLayoutHalves; no copies; measured on the H200,
   /// sixteenth session: +0.71-0.74 us per launch at compute 512 against +0.93 for one store at
-  /// the end marker); other regions' at the end marker from registers no nearby instruction
-  /// overwrites (the begin timestamp and the iteration are copied there under a predicate, so
-  /// ptxas keeps them apart from the next timer read and the loop counter), at the place
-  /// min(count, 2 cap - 3) (no compare before the store), plus
+  /// the end marker) and {end, meta}, read at its end marker, when the warp takes its next place
+  /// or leaves (format.h kLayoutCountFirst: the end marker is a timer read; unless a leaf region
+  /// is open at a ret on some path, then at the end marker); other regions' at the end marker
+  /// from registers no nearby instruction overwrites (the begin timestamp and the iteration are
+  /// copied there under a predicate, so ptxas keeps them apart from the next timer read and the
+  /// loop counter), at record min(count, 2 cap - 3) (no compare before the store), plus
   /// at every `ret`/`exit` the lanes' highest count and lane 0's closing record with its count
   /// and a whole timestamp; the injection library expands it to full records when it reads the
   /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost
@@ -396,7 +397,7 @@ class LowerMarkersToTracePass final : public Pass {
     if (compact)
       declare(trace::kTraceLayoutSymbol, ".u32", 4, {},
               std::to_string(sizeof(trace::CompactRecord) | trace::kLayoutWindowed |
-                             trace::kLayoutHalves |
+                             trace::kLayoutHalves | trace::kLayoutCountFirst |
                              (partedRecorded ? trace::kLayoutPartedRecorded : 0)));
     // In the constant bank, so the kernel reads address, capacity and warps per CTA with one
     // load at entry (through the symbol's generic address, below) instead of a global load
@@ -563,12 +564,35 @@ class LowerMarkersToTracePass final : public Pass {
         "\tor.b32 %argus_meta, %argus_meta, {:#x};\n",
         trace::kTraceSymbol, sizeof(trace::TraceHeader), trace::kValidBit);
     const bool compact = options_.recordLayout == "compact";
+    // record_place=begin: the leaf regions, whose place is taken at their begin markers.
+    std::vector<bool> placeAtBegin(n, compact && options_.recordPlace == "begin");
+    for (uint32_t k = 0; k < n; ++k)
+      if (regions[k].parent) placeAtBegin[*regions[k].parent] = false;
+    // compact: a record's second half, {end, meta}, is kept in %argus_pe and %argus_pm at its end
+    // marker and stored when the warp takes its next place (at the new place - 8) or leaves the
+    // kernel (format.h kLayoutCountFirst): the end marker's path is then a timer read, and the
+    // program's next instructions do not wait for a store's register reads (ptxas gives the
+    // loop-bound reload after the seed kernel's end marker the store's scoreboard otherwise;
+    // measured on the H200, 0.19-0.22 us less per launch of the compute kernel's 64
+    // occurrences). Not where a leaf region is open at a ret or exit on some path (analyzeRegions
+    // warns of those): its place would take an older record's second half there. Such kernels
+    // store the second half at the end marker.
+    bool deferEnds = compact;
+    for (size_t i = 0; deferEnds && i < kernel.body.size() && i < fr.owners.size(); ++i) {
+      const Statement& s = kernel.body[i];
+      if (s.kind != Statement::Kind::Instruction ||
+          (s.instruction.baseOpcode() != "ret" && s.instruction.baseOpcode() != "exit"))
+        continue;
+      for (uint32_t r : fr.owners[i])
+        if (placeAtBegin[r]) deferEnds = false;
+    }
     if (options_.overflow == "clamp" && !compact)  // compact places have their own limit
       entry += "\t.reg .b32 %argus_last;\n\tsub.u32 %argus_last, %argus_cap, 1;\n";
     // compact: a region's meta word is the same at every occurrence when its begin markers fix
     // its role (their own, none, or one inherited from a region whose role is fixed): then it
     // is computed once here instead of at every begin marker.
     std::vector<std::optional<uint32_t>> fixedRole(n);
+    std::string pendingMeta = "%argus_pm";
     if (compact) {
       for (uint32_t k = 0; k < n; ++k) {
         for (std::optional<uint32_t> at = k; at;) {
@@ -583,19 +607,18 @@ class LowerMarkersToTracePass final : public Pass {
           at = regions[*at].parent;
         }
       }
-      // Places of 16 bytes: records in 0 .. 2 cap - 3 (%argus_l16; later ones all go to the
-      // last of them), the highest count of any lane in 2 cap - 2, the closing record in
-      // 2 cap - 1 (the injection library makes cap at least 2). The begin-timestamp and
-      // iteration copies start defined.
+      // Places of 16 bytes (format.h kLayoutCountFirst): the highest count of any lane and the
+      // lost count in place 0, records in 1 .. 2 cap - 2 (the record index of the last,
+      // 2 cap - 3, in %argus_l16; later ones all go to it), the closing record in 2 cap - 1 (the
+      // injection library makes cap at least 2). The begin-timestamp and iteration copies and
+      // the pending second half start defined.
       // A record's place is kept as the low 32 bits of its address, %argus_plo (the previous
-      // place, so one before the slot's first at the start), up to %argus_plast (the last
-      // record place); the high 32 bits, %argus_ph, are the same for the whole slot because
-      // the injection library puts the buffer in one 4 GiB-aligned window (kLayoutWindowed).
-      // Taking a place is then one fused add-and-clamp (VIADDMNMX on sm_90) instead of a clamp
-      // and a 64-bit multiply-add (3 SASS instructions: clamp, LEA, LEA.HI.X), and the address
-      // register pair needs no move. The slots start past the TraceHeader, so the one-before
-      // place does not wrap below the window.
-      static_assert(sizeof(trace::TraceHeader) >= sizeof(trace::CompactRecord));
+      // place, so place 0 at the start), up to %argus_plast (the last record place); the high
+      // 32 bits, %argus_ph, are the same for the whole slot because the injection library puts
+      // the buffer in one 4 GiB-aligned window (kLayoutWindowed). Taking a place is then one
+      // fused add-and-clamp (VIADDMNMX on sm_90) instead of a clamp and a 64-bit multiply-add (3
+      // SASS instructions: clamp, LEA, LEA.HI.X), and the address register pair needs no move.
+      // %argus_addr starts at place 0, where an exit before any place stores the pending half.
       // The stores below write the fields at these offsets (format.h, kLayoutHalves).
       static_assert(offsetof(trace::CompactRecord, begin) == 0 &&
                     offsetof(trace::CompactRecord, iteration) == 4 &&
@@ -605,11 +628,13 @@ class LowerMarkersToTracePass final : public Pass {
           "\t.reg .b32 %argus_l16;\n\t.reg .b32 %argus_e;\n\t.reg .b32 %argus_bs;\n"
           "\t.reg .b32 %argus_ic;\n\t.reg .b32 %argus_h<{0}>;\n"
           "\t.reg .b32 %argus_plo;\n\t.reg .b32 %argus_ph;\n\t.reg .b32 %argus_plast;\n"
-          "\t.reg .b64 %argus_ca;\n"
+          "\t.reg .b64 %argus_ca;\n\t.reg .b32 %argus_pe;\n"
           "\tshl.b32 %argus_l16, %argus_cap, 1;\n\tsub.u32 %argus_l16, %argus_l16, 3;\n"
           "\tmov.b64 {{%argus_plo, %argus_ph}}, %argus_base;\n"
-          "\tmad.lo.u32 %argus_plast, %argus_l16, {1}, %argus_plo;\n"
-          "\tsub.u32 %argus_plo, %argus_plo, {1};\n"
+          "\tmov.b64 %argus_addr, %argus_base;\n"
+          "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
+          "\tmad.lo.u32 %argus_plast, %argus_t3, {1}, %argus_plo;\n"
+          "\tmov.u32 %argus_pe, 0;\n"
           // A slot needs 4 places (the library gives compact kernels a capacity of 2 at least):
           // with fewer the clamp would not hold, so nothing is traced.
           "\tsetp.gt.and.u32 %argus_on, %argus_cap, 1, %argus_on;\n"
@@ -621,6 +646,12 @@ class LowerMarkersToTracePass final : public Pass {
         if (fixedRole[k])
           entry += fmt::format("\tor.b32 %argus_m{}, %argus_meta, {:#x};\n", k,
                                (k << 16) | (*fixedRole[k] << 12));
+      // The pending meta word: the only region's own when its meta is fixed (set once above),
+      // so that ptxas needs no copy at the end marker; else %argus_pm, copied there.
+      if (n == 1 && fixedRole[0])
+        pendingMeta = "%argus_m0";
+      else
+        entry += "\t.reg .b32 %argus_pm;\n\tmov.u32 %argus_pm, 0;\n";
     }
     const bool paired = options_.recordStore == "paired";
     if (paired) {
@@ -663,10 +694,6 @@ class LowerMarkersToTracePass final : public Pass {
     // `launch` is selected on the host (which launches get a buffer), so it is always true here.
 
     const bool elect = smVersion(target_) >= 90;
-    // record_place=begin: the leaf regions, whose place is taken at their begin markers.
-    std::vector<bool> placeAtBegin(n, compact && options_.recordPlace == "begin");
-    for (uint32_t k = 0; k < n; ++k)
-      if (regions[k].parent) placeAtBegin[*regions[k].parent] = false;
     // The next place, min(previous + 16, last), taken only by an occurrence that is recorded
     // (`active`, for scoped variants); %argus_cnt counts the same occurrences unclamped.
     const auto placeAddress = [&](const std::string& active) {
@@ -683,6 +710,23 @@ class LowerMarkersToTracePass final : public Pass {
       text += fmt::format("\tand.pred %argus_st, {}, %argus_w;\n", active);
       return "%argus_st";
     };
+    // deferEnds: the warp's previous record's second half, {end, meta} (pending since its end
+    // marker), stored at the place just taken - 8: the previous place's, or place 0's second half
+    // for the warp's first place.
+    const auto storePending = [&](std::string_view by) {
+      return fmt::format("\t@{} st.global.{}.v2.u32 [%argus_addr+-{}], {{%argus_pe, {}}};\n", by,
+                         options_.storeCache,
+                         sizeof(trace::CompactRecord) - offsetof(trace::CompactRecord, end),
+                         pendingMeta);
+    };
+    // The pending half changes only with a recorded occurrence (scoped: the one selected).
+    const auto pendingGuard = [&](const std::string& active) {
+      return scoped ? "@" + active + " " : std::string();
+    };
+    const auto pendingMetaCopy = [&](uint32_t k, const std::string& active) {
+      if (pendingMeta != "%argus_pm") return std::string();
+      return fmt::format("\t{}mov.b32 %argus_pm, %argus_m{};\n", pendingGuard(active), k);
+    };
     const auto placeCount = [&](const std::string& active) {
       return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
                          scoped ? "@" + active + " " : "");
@@ -696,7 +740,7 @@ class LowerMarkersToTracePass final : public Pass {
     // with such end markers each lane keeps %argus_z<k>: lane 0 ran this begin with it. At the
     // end markers a warp may run without lane 0 (ptx::blocksWithoutLaneZero) the lowest running
     // lane that began without lane 0 adds 1 to a lost count: the slot's lost word (compact: the
-    // second word of place 2 cap - 2, which the expansion reports as lost records) or
+    // second word of place 0, which the expansion reports as lost records) or
     // header.dropped (full). Other end markers run with lane 0 whenever they run and count
     // nothing. %argus_le: the lane's own bit (%lanemask_eq), read once.
     std::vector<bool> countsLost(kernel.body.size(), false);
@@ -744,11 +788,7 @@ class LowerMarkersToTracePass final : public Pass {
       for (uint32_t k = 0; k < n; ++k)
         if (beginsNoted[k]) entry += fmt::format("\tsetp.eq.u32 %argus_z{}, 0, 0;\n", k);
       if (compact) {
-        entry += fmt::format(
-            "\t.reg .b64 %argus_lw;\n\tadd.u32 %argus_t3, %argus_l16, 1;\n"
-            "\tmad.wide.u32 %argus_lw, %argus_t3, {}, %argus_base;\n",
-            sizeof(trace::CompactRecord));
-        lostWord = fmt::format("[%argus_lw+{}]", offsetof(trace::CompactRecord, iteration));
+        lostWord = fmt::format("[%argus_base+{}]", offsetof(trace::CompactRecord, iteration));
         if (record) entry += "\t.reg .b64 %argus_pa;\n";
       }
     }
@@ -764,10 +804,10 @@ class LowerMarkersToTracePass final : public Pass {
     // among them), and the lowest of them counts one lost occurrence (`active`: tracing on and,
     // when scoped, the occurrence selected).
     // With parted=record that lane takes the count's old value n and stores the record (the
-    // compact end marker's registers, which its own begin set) at place 2 cap - 3 - min(n,
-    // 2 cap - 3): lane 0's places count up from 0, these down from the last record place, and
-    // the expansion leaves out the places both may have written.
-    const auto countLost = [&](uint32_t k, const std::string& active) {
+    // compact end marker's registers, which its own begin set, the end timestamp in `end`) at
+    // place 2 cap - 2 - min(n, 2 cap - 3): lane 0's places count up from 1, these down from the
+    // last record place, and the expansion leaves out the places both may have written.
+    const auto countLost = [&](uint32_t k, const std::string& active, std::string_view end) {
       ++lostSites_;
       std::string text = fmt::format(
           "\tactivemask.b32 %argus_am;\n"
@@ -784,9 +824,9 @@ class LowerMarkersToTracePass final : public Pass {
                         "\tmin.u32 %argus_t0, %argus_t0, %argus_l16;\n"
                         "\tsub.u32 %argus_t0, %argus_l16, %argus_t0;\n"
                         "\tmad.wide.u32 %argus_pa, %argus_t0, {1}, %argus_base;\n"
-                        "\t@%argus_sd st.global.{2}.v4.u32 [%argus_pa], {{%argus_h{3}, "
-                        "%argus_i{3}, %argus_e, %argus_m{3}}};\n",
-                        lostWord, sizeof(trace::CompactRecord), options_.storeCache, k);
+                        "\t@%argus_sd st.global.{2}.v4.u32 [%argus_pa+{1}], {{%argus_h{3}, "
+                        "%argus_i{3}, {4}, %argus_m{3}}};\n",
+                        lostWord, sizeof(trace::CompactRecord), options_.storeCache, k, end);
     };
 
     std::map<size_t, std::string> code;  // marker statement -> instrumentation text
@@ -855,6 +895,7 @@ class LowerMarkersToTracePass final : public Pass {
             // and needs no copies (format.h, kLayoutHalves).
             text += placeAddress(active) + placeCount(active);
             const std::string_view by = compactStorer(active, text);
+            if (deferEnds) text += storePending(by);
             text += fmt::format(
                 "\t@{0} st.global.{1}.v2.u32 [%argus_addr], {{%argus_h{2}, "
                 "%argus_i{2}}};\n",
@@ -865,7 +906,13 @@ class LowerMarkersToTracePass final : public Pass {
         }
       } else {
         text += fmt::format("\t// argus trace: end {} (region {})\n", region.path, k);
-        if (compact && placeAtBegin[k]) {
+        if (compact && placeAtBegin[k] && deferEnds) {
+          // The second half, {end, meta}, kept for the warp's next place or exit to store.
+          text += fmt::format("\t{}mov.u32 %argus_pe, %{};\n", pendingGuard(active),
+                              timeBaseLow(options_.timeBase));
+          text += pendingMetaCopy(k, active);
+          if (countsLost[statement]) text += countLost(k, active, "%argus_pe");
+        } else if (compact && placeAtBegin[k]) {
           // The second half, {end, meta}, at the place the begin marker took and stored the
           // first half at (a leaf: no other marker runs between the two).
           text += fmt::format("\tmov.u32 %argus_e, %{};\n", timeBaseLow(options_.timeBase));
@@ -873,7 +920,7 @@ class LowerMarkersToTracePass final : public Pass {
           text += fmt::format(
               "\t@{0} st.global.{1}.v2.u32 [%argus_addr+{2}], {{%argus_e, %argus_m{3}}};\n", by,
               options_.storeCache, offsetof(trace::CompactRecord, end), k);
-          if (countsLost[statement]) text += countLost(k, active);
+          if (countsLost[statement]) text += countLost(k, active, "%argus_e");
         } else if (compact) {
           // A region with regions inside, whose place is taken here. The stored begin timestamp
           // and iteration are copies made here, predicated: registers of their own, which the
@@ -889,11 +936,17 @@ class LowerMarkersToTracePass final : public Pass {
           text += placeAddress(active);
           const std::string_view by = compactStorer(active, text);
           text += placeCount(active);
+          if (deferEnds) text += storePending(by);
           text += fmt::format(
               "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_ic, %argus_e, "
               "%argus_m{2}}};\n",
               by, options_.storeCache, k);
-          if (countsLost[statement]) text += countLost(k, active);
+          if (deferEnds) {
+            // The next place's store of the pending half then writes this one's again.
+            text += fmt::format("\t{}mov.u32 %argus_pe, %argus_e;\n", pendingGuard(active));
+            text += pendingMetaCopy(k, active);
+          }
+          if (countsLost[statement]) text += countLost(k, active, "%argus_e");
         } else {
           text += fmt::format("\tmov.u64 %argus_now, %{};\n", timeBaseName(options_.timeBase));
           // The storing lane: lane 0, or for paired stores the elected one.
@@ -953,7 +1006,7 @@ class LowerMarkersToTracePass final : public Pass {
                 active, sizeof(trace::TraceRecord), options_.storeCache, k,
                 offsetof(trace::TraceHeader, dropped), storer);
           }
-          if (countsLost[statement]) text += countLost(k, active);
+          if (countsLost[statement]) text += countLost(k, active, "%argus_e");
         }
         ++recordSites_;
       }
@@ -965,29 +1018,33 @@ class LowerMarkersToTracePass final : public Pass {
     // inline-asm wrapper) replaced by its code, every other marker removed.
     auto entryStatements = parseSnippet(entry, target_, kPassName);
     if (!entryStatements) return std::unexpected(entryStatements.error());
-    // compact: before every ret/exit, the highest count of the lanes leaving there into place
-    // 2 cap - 2 (red.max: exits of other lanes may come later), and lane 0's closing record in
-    // the slot's last place, 2 cap - 1: its record count and a whole timestamp (low, high:
-    // format.h). A highest count above lane 0's means lanes ran markers lane 0 did not run: the
-    // expansion reports those records as lost, as it does the passes without lane 0 that the
-    // kernel's lost-counting end markers counted (place 2 cap - 2's second word). Its address
-    // register is its own, %argus_ca: a ret a region is open on along some paths only
-    // (analyzeRegions warns of those) must not move a leaf's place before its end marker.
+    // compact: before every ret/exit (deferEnds: after the pending second half, at the last
+    // place taken + 8), the highest count of the lanes leaving there into place 0 (red.max:
+    // exits of other lanes may come later), and lane 0's closing record in the slot's last
+    // place, 2 cap - 1: its record count and a whole timestamp (low, high: format.h). A highest
+    // count above lane 0's means lanes ran markers lane 0 did not run: the expansion reports
+    // those records as lost, as it does the passes without lane 0 that the kernel's
+    // lost-counting end markers counted (place 0's second word). Its address register is its
+    // own, %argus_ca: a ret a region is open on along some paths only (analyzeRegions warns of
+    // those) must not move a leaf's place before its end marker.
     std::vector<Statement> closing;
     if (compact) {
-      auto parsed = parseSnippet(
-          fmt::format("\t// argus trace: closing record\n"
-                      "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
-                      "\tmad.wide.u32 %argus_ca, %argus_t3, {1}, %argus_base;\n"
-                      "\t@%argus_on red.global.max.u32 [%argus_ca], %argus_cnt;\n"
-                      "\tmov.u64 %argus_now, %{0};\n"
-                      "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
-                      "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
-                      "\t@%argus_w st.global.{3}.v4.u32 [%argus_ca+{1}], {{%argus_cnt, "
-                      "%argus_t1, %argus_t2, %argus_t0}};\n",
-                      timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
-                      trace::kClosingBit, options_.storeCache),
-          target_, kPassName);
+      std::string text = "\t// argus trace: closing record\n";
+      if (deferEnds)
+        text +=
+            fmt::format("\t@%argus_w st.global.{}.v2.u32 [%argus_addr+{}], {{%argus_pe, {}}};\n",
+                        options_.storeCache, offsetof(trace::CompactRecord, end), pendingMeta);
+      text += fmt::format(
+          "\t@%argus_on red.global.max.u32 [%argus_base], %argus_cnt;\n"
+          "\tmov.b64 %argus_ca, {{%argus_plast, %argus_ph}};\n"
+          "\tmov.u64 %argus_now, %{0};\n"
+          "\tmov.b64 {{%argus_t1, %argus_t2}}, %argus_now;\n"
+          "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
+          "\t@%argus_w st.global.{3}.v4.u32 [%argus_ca+{1}], {{%argus_cnt, "
+          "%argus_t1, %argus_t2, %argus_t0}};\n",
+          timeBaseName(options_.timeBase), sizeof(trace::CompactRecord), trace::kClosingBit,
+          options_.storeCache);
+      auto parsed = parseSnippet(text, target_, kPassName);
       if (!parsed) return std::unexpected(parsed.error());
       closing = std::move(*parsed);
     }

@@ -229,8 +229,10 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
       << endText;
   EXPECT_NE(endText.find(place, innerEnd), std::string::npos) << endText;
   // With the place at the end marker every record is stored whole there, in the halves order
-  // (format.h kLayoutHalves), and no half is stored at a begin marker.
-  EXPECT_EQ(endText.find("st.global.cs.v2.u32"), std::string::npos) << endText;
+  // (format.h kLayoutHalves), and no first half is stored at a begin marker (the 8-byte stores
+  // left are the previous records' second halves, kLayoutCountFirst).
+  EXPECT_EQ(endText.find("st.global.cs.v2.u32 [%argus_addr], {%argus_h"), std::string::npos)
+      << endText;
   EXPECT_NE(endText.find("@%argus_w st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_ic, "
                          "%argus_e, %argus_m1};",
                          innerEnd),
@@ -438,9 +440,11 @@ namespace argus::passes {
 namespace {
 
 // record_layout=compact: a leaf region's record in two 8-byte halves, {begin, iteration} at its
-// begin marker and {end, meta} at its end marker; a region with regions inside (a) one 16-byte
-// store at its end marker from the copies made there; the layout symbol, a closing record before
-// every ret/exit, and meta words computed at the entry when the begin markers fix the role.
+// begin marker and {end, meta} kept at its end marker (a timer read and a copy of the meta word)
+// for the warp's next place to store at its address - 8, or the exit at the last place + 8; a
+// region with regions inside (a) one 16-byte store at its end marker from the copies made there,
+// its second half then pending too; the layout symbol, a closing record before every ret/exit,
+// and meta words computed at the entry when the begin markers fix the role.
 TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   ptx::Module module = fromText(
       "\t// @argus begin a iter=%r1 role=w\n\t// @argus begin b\n\t// @argus end b\n"
@@ -456,9 +460,9 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(fmt::format(
-                ".visible .const .align 4 .u32 __argus_trace_layout = {};",
-                sizeof(trace::CompactRecord) | trace::kLayoutWindowed | trace::kLayoutHalves)),
+  EXPECT_EQ(count(fmt::format(".visible .const .align 4 .u32 __argus_trace_layout = {};",
+                              sizeof(trace::CompactRecord) | trace::kLayoutWindowed |
+                                  trace::kLayoutHalves | trace::kLayoutCountFirst)),
             1u)
       << text;
   EXPECT_EQ(count("%globaltimer_lo;"), 6u) << text;  // 3 begins, 3 ends
@@ -466,9 +470,28 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
             1u)
       << text;
   EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr], {%argus_h1, %argus_i1};"), 1u) << text;
-  EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m1};"), 1u) << text;
   EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr], {%argus_h2, %argus_i2};"), 1u) << text;
-  EXPECT_EQ(count("st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m2};"), 1u) << text;
+  // The leaves' end markers: a timer read and the meta word's copy, no store.
+  const auto endOf = [&](std::string_view what) {
+    const size_t at = text.find(what);
+    EXPECT_NE(at, std::string::npos) << what;
+    return text.substr(at, text.find("// argus trace:", at + 1) - at);
+  };
+  for (const char* leaf :
+       {"// argus trace: end a/b (region 1)", "// argus trace: end c (region 2)"})
+    EXPECT_EQ(endOf(leaf).find("st.global"), std::string::npos) << endOf(leaf);
+  EXPECT_NE(endOf("// argus trace: end a/b (region 1)")
+                .find("\tmov.u32 %argus_pe, %globaltimer_lo;\n\tmov.b32 %argus_pm, %argus_m1;\n"),
+            std::string::npos)
+      << text;
+  // Every place taken (b's begin, a's end, c's begin) first stores the pending second half at
+  // its address - 8; a's end then makes its own second half the pending one.
+  EXPECT_EQ(count("@%argus_w st.global.cs.v2.u32 [%argus_addr+-8], {%argus_pe, %argus_pm};"), 3u)
+      << text;
+  EXPECT_NE(text.find("{%argus_bs, %argus_ic, %argus_e, %argus_m0};\n"
+                      "\tmov.u32 %argus_pe, %argus_e;\n\tmov.b32 %argus_pm, %argus_m0;\n"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(count("st.global.v2.u64"), 0u);
   // Both rets, the guarded one too, get the closing record right before them.
   EXPECT_EQ(count("// argus trace: closing record"), 2u);
@@ -476,10 +499,17 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
                       "\t@%p1 ret;"),
             std::string::npos)
       << text;
+  // Each exit first stores the last record's pending second half, at the last place taken.
+  EXPECT_EQ(count("// argus trace: closing record\n"
+                  "\t@%argus_w st.global.cs.v2.u32 [%argus_addr+8], {%argus_pe, %argus_pm};\n"
+                  "\t@%argus_on red.global.max.u32 [%argus_base], %argus_cnt;\n"
+                  "\tmov.b64 %argus_ca, {%argus_plast, %argus_ph};\n"),
+            2u)
+      << text;
   // Unscoped: lane 0 stores (one predicate from the entry), at the clamped place, with no
   // compare and no election at the end marker; the begin timer reads are not predicated.
   EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_addr], {"), 1u) << text;
-  EXPECT_EQ(count("@%argus_w st.global.cs.v2.u32 [%argus_addr"), 4u) << text;
+  EXPECT_EQ(count("@%argus_w st.global.cs.v2.u32 [%argus_addr"), 2u + 3u + 2u) << text;
   EXPECT_EQ(count("setp.eq.and.u32 %argus_w, %argus_t1, 0, %argus_on;"), 1u) << text;
   // The place: the low 32 bits of its address, advanced and clamped to the slot's last record
   // place in one step; the high bits from the entry (the library's 4 GiB window).
@@ -488,9 +518,12 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
                   "\tmov.b64 %argus_addr, {%argus_plo, %argus_ph};\n"),
             3u)
       << text;
+  // The counts in place 0, which is the previous place at the start; the last record place
+  // 2 cap - 2 (%argus_l16 + 1).
   EXPECT_EQ(count("mov.b64 {%argus_plo, %argus_ph}, %argus_base;\n"
-                  "\tmad.lo.u32 %argus_plast, %argus_l16, 16, %argus_plo;\n"
-                  "\tsub.u32 %argus_plo, %argus_plo, 16;\n"),
+                  "\tmov.b64 %argus_addr, %argus_base;\n"
+                  "\tadd.u32 %argus_t3, %argus_l16, 1;\n"
+                  "\tmad.lo.u32 %argus_plast, %argus_t3, 16, %argus_plo;\n"),
             1u)
       << text;
   EXPECT_EQ(count("min.u32 %argus_t1, %argus_cnt, %argus_l16;"), 0u) << text;
@@ -504,7 +537,7 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
   EXPECT_EQ(count("@%argus_on mov.u32 %argus_bs, %argus_h"), 1u) << text;
   EXPECT_EQ(count("\tadd.u32 %argus_cnt, %argus_cnt, 1;"), 3u);
   // Every exit raises the highest-count place, and lane 0 closes the slot.
-  EXPECT_EQ(count("@%argus_on red.global.max.u32 [%argus_ca], %argus_cnt;"), 2u) << text;
+  EXPECT_EQ(count("@%argus_on red.global.max.u32 [%argus_base], %argus_cnt;"), 2u) << text;
   EXPECT_EQ(count("@%argus_w st.global.cs.v4.u32 [%argus_ca+16], {%argus_cnt,"), 2u) << text;
   // a's role is its own, b inherits it, c has none: all three meta words at the entry.
   const size_t firstBegin = text.find("// argus trace: begin");
@@ -561,7 +594,7 @@ TEST(TraceLowering, OccurrencesRunWithoutLaneZeroAreCounted) {
           "\tand.b32 %argus_t0, %argus_t0, %argus_am;\n"
           "\tsetp.eq.and.u32 %argus_sd, %argus_t0, %argus_le, %argus_on;\n"
           "\t@%argus_sd red.global.add.{1}, 1;",
-          k, layout == std::string("compact") ? "u32 [%argus_lw+4]" : "u64 [%argus_hdr+24]");
+          k, layout == std::string("compact") ? "u32 [%argus_base+4]" : "u64 [%argus_hdr+24]");
     };
     EXPECT_NE(marker("begin high (region 0)").find(noted(0)), std::string::npos) << text;
     EXPECT_NE(marker("end high (region 0)").find(counted(0)), std::string::npos) << text;
@@ -605,17 +638,18 @@ TEST(TraceLowering, PartedRecordStoresPassesBegunWithoutLaneZero) {
   ASSERT_TRUE(result.has_value()) << result.error().text();
   const std::string text = ptx::printModule(module);
   const std::string stored =
-      "\t@%argus_sd atom.global.add.u32 %argus_t0, [%argus_lw+4], 1;\n"
+      "\t@%argus_sd atom.global.add.u32 %argus_t0, [%argus_base+4], 1;\n"
       "\tmin.u32 %argus_t0, %argus_t0, %argus_l16;\n"
       "\tsub.u32 %argus_t0, %argus_l16, %argus_t0;\n"
       "\tmad.wide.u32 %argus_pa, %argus_t0, 16, %argus_base;\n"
-      "\t@%argus_sd st.global.cs.v4.u32 [%argus_pa], {%argus_h1, %argus_i1, %argus_e, "
+      "\t@%argus_sd st.global.cs.v4.u32 [%argus_pa+16], {%argus_h1, %argus_i1, %argus_pe, "
       "%argus_m1};\n";
   EXPECT_NE(text.find(stored), std::string::npos) << text;
   EXPECT_EQ(text.find("red.global.add"), std::string::npos) << text;
   EXPECT_NE(text.find(fmt::format("__argus_trace_layout = {};",
                                   sizeof(trace::CompactRecord) | trace::kLayoutWindowed |
-                                      trace::kLayoutHalves | trace::kLayoutPartedRecorded)),
+                                      trace::kLayoutHalves | trace::kLayoutCountFirst |
+                                      trace::kLayoutPartedRecorded)),
             std::string::npos)
       << text;
   EXPECT_EQ(result->traceMap["k"]["parted"], "record");
@@ -641,21 +675,27 @@ TEST(TraceLowering, CompactLayoutScopedChecksTheScopeWhereTheRecordIsWritten) {
   const std::string text = ptx::printModule(module);
   EXPECT_NE(text.find("\tmov.u32 %argus_h0, %globaltimer_lo;"), std::string::npos) << text;
   EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"
+                      "\t@%argus_st st.global.cs.v2.u32 [%argus_addr+-8], {%argus_pe, %argus_m0};\n"
                       "\t@%argus_st st.global.cs.v2.u32 [%argus_addr], {%argus_h0, %argus_i0};"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("and.pred %argus_st, %argus_s0, %argus_w;\n"
-                      "\t@%argus_st st.global.cs.v2.u32 [%argus_addr+8], {%argus_e, %argus_m0};"),
+  // The pending second half changes only with an occurrence in scope (the only region's meta
+  // word is fixed: no copy of it).
+  EXPECT_NE(text.find("// argus trace: end a (region 0)\n"
+                      "\t@%argus_s0 mov.u32 %argus_pe, %globaltimer_lo;\n"),
             std::string::npos)
       << text;
+  EXPECT_EQ(text.find("%argus_pm"), std::string::npos) << text;
   EXPECT_EQ(text.find("mov.u32 %argus_bs, %argus_h0;"), std::string::npos) << text;
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_cnt, %argus_cnt, 1;"), std::string::npos);
   EXPECT_NE(text.find("@%argus_s0 add.u32 %argus_plo, %argus_plo, 16;"), std::string::npos);
 }
 
 // A ret the leaf region is open on along one path only (analyzeRegions warns, it does not
-// refuse): the closing record before it takes its own address register, so where the ret is not
-// taken the region's end marker still stores its second half at the place its begin took.
+// refuse): the kernel keeps no second half pending (an exit would store an older record's into
+// the open region's place), its end marker stores it; the closing record before the ret takes
+// its own address register, so where the ret is not taken the region's end marker still stores
+// its second half at the place its begin took.
 TEST(TraceLowering, CompactClosingRecordKeepsALeafsPlace) {
   ptx::Module module = fromText(
       "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra $L_skip;\n\t// @argus begin a\n$L_skip:\n"
@@ -670,8 +710,9 @@ TEST(TraceLowering, CompactClosingRecordKeepsALeafsPlace) {
   ASSERT_NE(end, std::string::npos) << text;
   const std::string before = text.substr(closing, end - closing);
   EXPECT_EQ(before.find("%argus_addr"), std::string::npos) << before;
-  EXPECT_NE(before.find("mad.wide.u32 %argus_ca, %argus_t3, 16, %argus_base;"), std::string::npos)
+  EXPECT_NE(before.find("mov.b64 %argus_ca, {%argus_plast, %argus_ph};"), std::string::npos)
       << before;
+  EXPECT_EQ(text.find("%argus_addr+-8"), std::string::npos) << text;
   EXPECT_NE(before.find("@%argus_w st.global.cs.v4.u32 [%argus_ca+16], {%argus_cnt, %argus_t1, "
                         "%argus_t2, %argus_t0};"),
             std::string::npos)

@@ -22,8 +22,10 @@ namespace argus::passes {
 /// `ptx_pass` executor's version, part of its tasks' memo keys). History: "2" (2026-11-30):
 /// compact records take a leaf region's place at its begin marker, and a register iteration is
 /// copied under %argus_on; "3" (2026-11-30): compact records in the halves order (format.h
-/// kLayoutHalves), a leaf region's {begin, iteration} stored at its begin marker.
-inline constexpr std::string_view kPassesVersion = "3";
+/// kLayoutHalves), a leaf region's {begin, iteration} stored at its begin marker; "4"
+/// (2026-11-30): a slot's counts in its place 0, a record's second half stored when the warp
+/// takes its next place (format.h kLayoutCountFirst).
+inline constexpr std::string_view kPassesVersion = "4";
 
 /// Options shared by the transforms of one variant.
 struct TransformOptions {

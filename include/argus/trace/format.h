@@ -90,41 +90,47 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 
 // ---- The compact device layout (lower_markers_to_trace's record_layout=compact) -------------
 //
-// Each warp slot's capacityPerWarp x 32 bytes hold 2 x capacityPerWarp 16-byte CompactRecords,
-// written once per occurrence by lane 0 with its own count: the low 32 bits of the begin
-// timestamp and the iteration (a leaf region's at its begin marker), the low 32 bits of the end
-// timestamp and meta (at its end marker; a region with regions inside stores all four there).
-// The meta word, with its valid bit, is in the second half, so a place whose first half alone
-// was written (the buffer is zeroed before every launch) is not a record. CTA and warp follow
-// from the slot, the sequence number from the place in it:
-// record j goes to place min(j, 2 cap - 3), so when a slot is full its last record place holds
-// the newest record, which the expansion leaves out. At every exit of the kernel the leaving
-// lanes raise place 2 cap - 2's first word to their highest count (red.max), and lane 0 writes
-// a closing record into the slot's last place, 2 cap - 1: its record count and a whole 64-bit
-// timestamp (the last exit's), from which the timestamps' high bits follow going back one
-// record at a time. That needs each record's end less than 2^32 timer units before the next
-// one's (or the exit's) and each region shorter than that: 4.29 s with globaltimer, about 2 s
-// with clock64. A launch that ran longer than that (inject::compactTimeSpanNs) is reported as
-// possibly decoded wrong, in its launches.jsonl note and errors.txt. A highest count above lane 0's
-// means other lanes ran markers lane 0 did not: those records are lost, and counted. So are
-// occurrences a warp ran without lane 0 with as many markers in every lane (an if/else inside a
-// warp with markers on both arms): at each end marker the trace pass finds a warp may run without
-// lane 0 (ptx::blocksWithoutLaneZero), the lowest running lane of a pass without lane 0 adds 1 to
-// place 2 cap - 2's second word (the full layout: to header.dropped); the lost records are at
-// least the larger of the two counts. The injection library gives
-// compact kernels a capacity of at least 2 and turns a compact buffer into TraceRecords when it
-// reads it back (inject::expandCompactRecords), so launch files and the decoder see one format;
-// records it cannot place are added to header.dropped. A module whose kernels write this layout
+// Each warp slot's capacityPerWarp x 32 bytes hold 2 x capacityPerWarp 16-byte CompactRecords
+// (places), written by lane 0 with its own count: place 0 holds counts, places 1 .. 2 cap - 2
+// records, place 2 cap - 1 the closing record (kLayoutCountFirst). A record's first half is the
+// low 32 bits of the begin timestamp and the iteration (a leaf region's stored at its begin
+// marker), its second half the low 32 bits of the end timestamp and meta: stored when the warp
+// takes its next place (a leaf's begin marker, the end marker of a region with regions inside)
+// or leaves the kernel, at the new place's address - 8, so that an end marker's path is a timer
+// read (kernels with a leaf region open at some ret store it at the end marker instead). The
+// meta word, with its valid bit, is in the second half, so a place whose first half alone was
+// written (the buffer is zeroed before every launch) is not a record. CTA and warp follow from
+// the slot, the sequence number from the place in it: record j goes to place 1 + min(j, 2 cap -
+// 3), so when a slot is full its last record place holds the newest record, and the place
+// before it the second half of a record that was overwritten: the expansion leaves both out. At
+// every exit of the kernel the leaving lanes raise place 0's first word to their highest count
+// (red.max), and lane 0 writes a closing record into the slot's last place: its record count and
+// a whole 64-bit timestamp (the last exit's), from which the timestamps' high bits follow going
+// back one record at a time. That needs each record's end less than 2^32 timer units before the
+// next one's (or the exit's) and each region shorter than that: 4.29 s with globaltimer, about
+// 2 s with clock64. A launch that ran longer than that (inject::compactTimeSpanNs) is reported
+// as possibly decoded wrong, in its launches.jsonl note and errors.txt. A highest count above
+// lane 0's means other lanes ran markers lane 0 did not: those records are lost, and counted. So
+// are occurrences a warp ran without lane 0 with as many markers in every lane (an if/else
+// inside a warp with markers on both arms): at each end marker the trace pass finds a warp may
+// run without lane 0 (ptx::blocksWithoutLaneZero), the lowest running lane of a pass without
+// lane 0 adds 1 to place 0's second word (the full layout: to header.dropped); the lost records
+// are at least the larger of the two counts. Place 0's second half takes the store of the
+// warp's first place (no record before it). The injection library gives compact kernels a
+// capacity of at least 2 and turns a compact buffer into TraceRecords when it reads it back
+// (inject::expandCompactRecords), so launch files and the decoder see one format; records it
+// cannot place are added to header.dropped. A module whose kernels write this layout
 // defines kTraceLayoutSymbol = sizeof(CompactRecord), with the flag bits below.
 
 /// Name of the `.const .u32` holding the bytes per device record (16) in compact modules, with
-/// kLayoutWindowed, kLayoutHalves and, where asked for, kLayoutPartedRecorded set.
+/// kLayoutWindowed, kLayoutHalves, kLayoutCountFirst and, where asked for, kLayoutPartedRecorded
+/// set.
 inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";
 /// Set in kTraceLayoutSymbol's word when the kernels record the occurrences a warp began without
 /// lane 0 (lower_markers_to_trace's parted=record): the lowest lane of such a pass takes n, the
-/// old value of place 2 cap - 2's second word, with an atomic add and stores the record at
-/// place 2 cap - 3 - min(n, 2 cap - 3), so those records fill the slot from its last record
-/// place downward while lane 0's fill it upward. Where the two may both have written (lane 0's
+/// old value of place 0's second word, with an atomic add and stores the record at place
+/// 2 cap - 2 - min(n, 2 cap - 3), so those records fill the slot from its last record place
+/// downward while lane 0's fill it upward. Where the two may both have written (lane 0's
 /// count plus n above the record places) the expansion keeps neither and counts both as dropped.
 inline constexpr std::uint32_t kLayoutPartedRecorded = 1u << 16;
 /// Set in kTraceLayoutSymbol's word when the kernels take a record's place from the low 32 bits
@@ -145,8 +151,18 @@ inline constexpr std::uint64_t kTraceWindowBytes = 1ull << 32;
 /// trace a compact module without it (the older field order): rebuild it.
 inline constexpr std::uint32_t kLayoutHalves = 1u << 18;
 
-/// A compact record (kLayoutHalves order). In a slot's place 2 cap - 2 the first word is the
-/// highest count of any lane and the second the occurrences counted as begun without lane 0.
+/// Set in kTraceLayoutSymbol's word when a slot's counts are in its place 0 and its records in
+/// places 1 .. 2 cap - 2 (above), and a record's second half may be stored when the warp takes
+/// its next place: at the new place's address - 8, which for the warp's first place is place 0's
+/// second half. Then an end marker only reads the timer, and the program's own next instructions
+/// wait for no store's register reads (measured on the H200: 0.19-0.22 us less per launch of 64
+/// occurrences on the seed's compute kernel, 0.06-0.13 on its memory kernel, BENCHMARKS.md). Every
+/// compact module since carries it; this library does not trace a compact module without it (the
+/// slot order before): rebuild it.
+inline constexpr std::uint32_t kLayoutCountFirst = 1u << 19;
+
+/// A compact record (kLayoutHalves order). In a slot's place 0 the first word is the highest
+/// count of any lane and the second the occurrences counted as begun without lane 0.
 struct CompactRecord {
   std::uint32_t begin = 0;      ///< Low 32 bits of the begin timestamp (closing: the count).
   std::uint32_t iteration = 0;  ///< As TraceRecord::iteration (closing: timestamp low 32 bits).

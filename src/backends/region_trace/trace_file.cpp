@@ -70,17 +70,21 @@ std::vector<trace::TraceRecord> compactRecords(std::span<const trace::TraceRecor
 }
 
 std::expected<LayoutWord, std::string> readLayoutWord(std::uint32_t word) {
-  constexpr std::uint32_t kFlags =
-      trace::kLayoutPartedRecorded | trace::kLayoutWindowed | trace::kLayoutHalves;
+  constexpr std::uint32_t kFlags = trace::kLayoutPartedRecorded | trace::kLayoutWindowed |
+                                   trace::kLayoutHalves | trace::kLayoutCountFirst;
   if (word == sizeof(trace::TraceRecord)) return LayoutWord{word, false, false};
   if ((word & ~kFlags) != sizeof(trace::CompactRecord))
     return std::unexpected(
-        "is not a 4-byte record size of 16 (with or without the parted-recorded, windowed and "
-        "halves bits) or 32");
+        "is not a 4-byte record size of 16 (with or without the parted-recorded, windowed, "
+        "halves and count-first bits) or 32");
   if ((word & trace::kLayoutHalves) == 0)
     return std::unexpected(
         "holds compact records in the field order before the halves one (format.h "
         "kLayoutHalves): lowered by an older Argus; rebuild the variant");
+  if ((word & trace::kLayoutCountFirst) == 0)
+    return std::unexpected(
+        "holds compact slots in the order before the count-first one (format.h "
+        "kLayoutCountFirst): lowered by an older Argus; rebuild the variant");
   return LayoutWord{word & ~kFlags, (word & trace::kLayoutPartedRecorded) != 0,
                     (word & trace::kLayoutWindowed) != 0};
 }
@@ -89,8 +93,8 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
                                      std::uint32_t warpSlots, std::uint32_t capacityPerWarp,
                                      std::uint32_t warpsPerCta, bool partedRecorded) {
   ExpandedRecords out;
-  // Places 0 .. 2 cap - 3: records; 2 cap - 2: the highest count of any lane; 2 cap - 1: the
-  // closing record (format.h).
+  // Place 0: the highest count of any lane and the lost count; 1 .. 2 cap - 2: records;
+  // 2 cap - 1: the closing record (format.h kLayoutCountFirst).
   const std::uint64_t places = 2 * std::uint64_t{capacityPerWarp};
   if (places < 4 || warpsPerCta == 0) return out;
   const std::uint64_t recordPlaces = places - 2;
@@ -100,12 +104,14 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
     return (r.meta & trace::kClosingBit) != 0;
   };
   for (std::uint64_t w = 0; w < warpSlots && (w + 1) * places <= area.size(); ++w) {
-    const std::span<const trace::CompactRecord> slot = area.subspan(w * places, places);
-    const trace::CompactRecord& close = slot[places - 1];
-    const std::uint64_t highest = slot[places - 2].begin;
+    const std::span<const trace::CompactRecord> slotPlaces = area.subspan(w * places, places);
+    const trace::CompactRecord& close = slotPlaces[places - 1];
+    const std::uint64_t highest = slotPlaces[0].begin;
     // Occurrences begun without lane 0 (0 unless the kernel counts them); with partedRecorded,
     // the records those passes stored from the last record place down.
-    const std::uint64_t withoutLaneZero = slot[places - 2].iteration;  // its second word
+    const std::uint64_t withoutLaneZero = slotPlaces[0].iteration;  // its second word
+    // The record places, indexed by record (place 1 + i).
+    const std::span<const trace::CompactRecord> slot = slotPlaces.subspan(1, recordPlaces);
     const std::uint64_t downStart =
         partedRecorded ? recordPlaces - std::min(withoutLaneZero, recordPlaces) : recordPlaces;
     // Records in places [from, to).
@@ -131,15 +137,16 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       continue;
     }
     // Past the record places every record went to the last one: it holds the newest, not the
-    // next in sequence, and is left out with the others that did not fit. Places the passes
-    // without lane 0 also wrote are left out too.
+    // next in sequence, and the place before it the second half of one of those (stored when
+    // the next took its place): both are left out with the others that did not fit. Places the
+    // passes without lane 0 also wrote are left out too.
     const std::uint64_t upWritten = std::min(count, recordPlaces);
     const std::uint64_t limit =
-        std::min(count > recordPlaces ? recordPlaces - 1 : count, downStart);
+        std::min(count > recordPlaces ? recordPlaces - 2 : count, downStart);
     const std::uint64_t kept = recordsIn(0, limit);
     out.dropped += count > kept ? count - kept : 0;
     // The recorded passes without lane 0: places [downFrom, recordPlaces), clear of lane 0's
-    // and, past the record places, of place 0, which every later one overwrote.
+    // and, past the record places, of the first record place, which every later one overwrote.
     const std::uint64_t downFrom =
         std::max(withoutLaneZero > recordPlaces ? std::uint64_t{1} : downStart, upWritten);
     const std::uint64_t keptDown =

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <vector>
 
 namespace argus::inject {
@@ -27,6 +28,17 @@ trace::CompactRecord compactRecord(std::uint32_t begin, std::uint32_t end, std::
                                    std::uint32_t iteration) {
   return {.begin = begin, .iteration = iteration, .end = end, .meta = meta};
 }
+
+/// One warp slot of a compact buffer of capacity `cap` (format.h kLayoutCountFirst): the counts
+/// in place 0, record i in place 1 + i, the closing record in the last place.
+struct CompactSlot {
+  std::span<trace::CompactRecord> places;
+  CompactSlot(std::vector<trace::CompactRecord>& area, std::size_t w, std::size_t cap)
+      : places(std::span(area).subspan(w * 2 * cap, 2 * cap)) {}
+  trace::CompactRecord& counts() { return places.front(); }
+  trace::CompactRecord& record(std::size_t i) { return places[1 + i]; }
+  trace::CompactRecord& closing() { return places.back(); }
+};
 
 TEST(TraceGeometry, SizesFromGridBlockAndCapacity) {
   const std::uint32_t grid[3] = {128, 1, 1};
@@ -262,7 +274,7 @@ TEST(ReportTo, AppendsPrefixedLinesToErrorsTxt) {
 }
 
 // Occurrences run without lane 0: the lost-counting end markers' count of passes without lane 0
-// (place 2 cap - 2's second word) counts them even where every lane ran as many markers as lane
+// (place 0's second word) counts them even where every lane ran as many markers as lane
 // 0; where both counts say something, the larger one is the lower bound.
 TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
   std::vector<trace::CompactRecord> area(16);
@@ -271,20 +283,21 @@ TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
     return compactRecord(count, 0, meta | trace::kClosingBit, 1000);
   };
   // Slot 0: lane 0 ran 1 marker, as many as the others, which ran 3 without lane 0.
-  area[0] = compactRecord(10, 20, meta, 0);
-  area[2] = {1, 3, 0, 0};
-  area[3] = closing(1);
+  CompactSlot s0(area, 0, 2), s1(area, 1, 2), s2(area, 2, 2), s3(area, 3, 2);
+  s0.record(0) = compactRecord(10, 20, meta, 0);
+  s0.counts() = {1, 3, 0, 0};
+  s0.closing() = closing(1);
   // Slot 1: others ran 2 markers more than lane 0 and counted 1 without it: 2 lost at least.
-  area[4] = compactRecord(30, 40, meta, 0);
-  area[6] = {3, 1, 0, 0};
-  area[7] = closing(1);
+  s1.record(0) = compactRecord(30, 40, meta, 0);
+  s1.counts() = {3, 1, 0, 0};
+  s1.closing() = closing(1);
   // Slot 2: nothing run without lane 0.
-  area[8] = compactRecord(50, 60, meta, 0);
-  area[10] = {1, 0, 0, 0};
-  area[11] = closing(1);
+  s2.record(0) = compactRecord(50, 60, meta, 0);
+  s2.counts() = {1, 0, 0, 0};
+  s2.closing() = closing(1);
   // Slot 3: no closing record (the warp left by a path that writes none); only the 4 passes
   // without lane 0 say it ran anything.
-  area[14] = {0, 4, 0, 0};
+  s3.counts() = {0, 4, 0, 0};
   const ExpandedRecords out = expandCompactRecords(area, 4, 2, 4);
   EXPECT_EQ(out.records.size(), 3u);
   EXPECT_EQ(out.partedSlots, 2u);
@@ -295,9 +308,10 @@ TEST(CompactLayout, OccurrencesRunWithoutLaneZeroAreCounted) {
 }
 
 // parted=record (format.h, kLayoutPartedRecorded): passes begun without lane 0 store their
-// records from the last record place down (place 2 cap - 3 - n for the count's old value n);
-// lane 0's go up from 0. Capacity 4: record places 0..5, the counts in 6, the closing record in
-// 7. Places both streams may have written are left out and counted as dropped.
+// records from the last record place down (record 2 cap - 3 - n, in place 2 cap - 2 - n, for the
+// count's old value n); lane 0's go up from record 0. Capacity 4: the counts in place 0, records
+// 0..5 in places 1..6, the closing record in place 7. Places both streams may have written are
+// left out and counted as dropped.
 TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
   std::vector<trace::CompactRecord> area(4 * 8);
   const std::uint32_t low = trace::kValidBit | (1u << 16);
@@ -307,34 +321,35 @@ TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
                          static_cast<std::uint32_t>(at));
   };
   const std::uint64_t at = (3ull << 32) | 1000u;
-  // Slot 0: lane 0 stored 2 records, 2 passes without it stored theirs in places 5 and 4 (each
+  CompactSlot s0(area, 0, 4), s1(area, 1, 4), s2(area, 2, 4), s3(area, 3, 4);
+  // Slot 0: lane 0 stored 2 records, 2 passes without it stored theirs as records 5 and 4 (each
   // lane ran 2 markers: no surplus).
-  area[0] = compactRecord(100, 110, low, 0);
-  area[1] = compactRecord(300, 310, low, 1);
-  area[5] = compactRecord(400, 420, high, 1);
-  area[4] =
+  s0.record(0) = compactRecord(100, 110, low, 0);
+  s0.record(1) = compactRecord(300, 310, low, 1);
+  s0.record(5) = compactRecord(400, 420, high, 1);
+  s0.record(4) =
       compactRecord(0xfffffff0u, 5, high, 0);  // ended across the low word's wrap, before the close
-  area[6] = {2, 2, 0, 0};
-  area[7] = closing(2, at);
-  // Slot 1: lane 0's 4 records and 3 recorded passes overlap in place 3 (4 + 3 > 6 places):
-  // lane 0's places 0..2 and the passes' 5..4 are kept, place 3 is not, 2 records dropped.
-  for (std::uint32_t i = 0; i < 4; ++i) area[8 + i] = compactRecord(10 * i, 10 * i + 5, low, i);
-  area[8 + 5] = compactRecord(500, 505, high, 0);
-  area[8 + 4] = compactRecord(600, 605, high, 1);
-  area[8 + 6] = {4, 3, 0, 0};
-  area[8 + 7] = closing(4, at);
+  s0.counts() = {2, 2, 0, 0};
+  s0.closing() = closing(2, at);
+  // Slot 1: lane 0's 4 records and 3 recorded passes overlap in record 3 (4 + 3 > 6 places):
+  // lane 0's records 0..2 and the passes' 5..4 are kept, record 3 is not, 2 records dropped.
+  for (std::uint32_t i = 0; i < 4; ++i) s1.record(i) = compactRecord(10 * i, 10 * i + 5, low, i);
+  s1.record(5) = compactRecord(500, 505, high, 0);
+  s1.record(4) = compactRecord(600, 605, high, 1);
+  s1.counts() = {4, 3, 0, 0};
+  s1.closing() = closing(4, at);
   // Slot 2: 9 passes without lane 0, more than the 6 places: every one of them went down to
-  // place 0 and stayed there, so lane 0's 1 record is gone too; places 1..5 are kept.
-  for (std::uint32_t i = 0; i < 6; ++i) area[16 + i] = compactRecord(20 * i, 20 * i + 1, high, i);
-  area[16 + 6] = {1, 9, 0, 0};
-  area[16 + 7] = closing(1, at);
+  // record 0 and stayed there, so lane 0's 1 record is gone too; records 1..5 are kept.
+  for (std::uint32_t i = 0; i < 6; ++i) s2.record(i) = compactRecord(20 * i, 20 * i + 1, high, i);
+  s2.counts() = {1, 9, 0, 0};
+  s2.closing() = closing(1, at);
   // Slot 3: the lanes' highest count is 5 above lane 0's and only 2 passes were recorded: at
   // least 3 records lost apart from lane 0.
-  area[24] = compactRecord(7, 8, low, 0);
-  area[24 + 5] = compactRecord(9, 10, high, 0);
-  area[24 + 4] = compactRecord(11, 12, high, 1);
-  area[24 + 6] = {6, 2, 0, 0};
-  area[24 + 7] = closing(1, at);
+  s3.record(0) = compactRecord(7, 8, low, 0);
+  s3.record(5) = compactRecord(9, 10, high, 0);
+  s3.record(4) = compactRecord(11, 12, high, 1);
+  s3.counts() = {6, 2, 0, 0};
+  s3.closing() = closing(1, at);
 
   const ExpandedRecords out = expandCompactRecords(area, 4, 4, 4, true);
   EXPECT_EQ(out.capacityPerWarp, 6u);
@@ -343,7 +358,7 @@ TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
   EXPECT_EQ(out.partedRecords, 3u);
   EXPECT_EQ(out.dropped, 2u + (1u + 4u) + 3u);
   ASSERT_EQ(out.records.size(), 4u + 5u + 5u + 3u);
-  // Slot 0: lane 0's two, then the passes' in the order they took places (5, then 4).
+  // Slot 0: lane 0's two, then the passes' in the order they took places (records 5, then 4).
   EXPECT_EQ(out.records[0].begin, (3ull << 32) | 100u);
   EXPECT_EQ(out.records[1].end, (3ull << 32) | 310u);
   EXPECT_EQ(out.records[2].begin, (3ull << 32) | 400u);
@@ -353,25 +368,25 @@ TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
   EXPECT_EQ(out.records[3].end, (3ull << 32) | 5u);
   EXPECT_EQ(out.records[3].warp, 3u << 8);
   EXPECT_EQ(out.records[3].iteration, 0u);
-  // Slot 1: places 0..2, then 5 and 4.
+  // Slot 1: records 0..2, then 5 and 4.
   EXPECT_EQ(out.records[4].iteration, 0u);
   EXPECT_EQ(out.records[6].iteration, 2u);
   EXPECT_EQ(out.records[7].begin, (3ull << 32) | 500u);
   EXPECT_EQ(out.records[8].begin, (3ull << 32) | 600u);
   EXPECT_EQ(out.records[8].warp, (4u << 8) | 1u);
-  // Slot 2: places 5 down to 1.
+  // Slot 2: records 5 down to 1.
   EXPECT_EQ(out.records[9].iteration, 5u);
   EXPECT_EQ(out.records[13].iteration, 1u);
   EXPECT_EQ(out.records[13].cta, 0u);
   EXPECT_EQ(out.records[13].warp, (4u << 8) | 2u);
   // Without the flag the same slots read as lane 0's records only, the passes counted as lost:
-  // slot 0's places 4 and 5 past lane 0's count then mean an earlier exit's closing record.
+  // slot 0's records 4 and 5 past lane 0's count then mean an earlier exit's closing record.
   const ExpandedRecords counted = expandCompactRecords(area, 4, 4, 4);
   EXPECT_EQ(counted.unclosedSlots, 4u);
 }
 
-// A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, records
-// in places 0..1, the lanes' highest count in place 2, lane 0's closing record in place 3.
+// A compact buffer of 5 warp slots (2 warps per CTA) with capacity 2: 4 places per slot, the
+// lanes' highest count in place 0, records in places 1..2, lane 0's closing record in place 3.
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   std::vector<trace::CompactRecord> area(20);
   const std::uint32_t meta = trace::kValidBit | (3u << 16) | 7u;
@@ -380,30 +395,32 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
                          static_cast<std::uint32_t>(at));
   };
   const auto highest = [](std::uint32_t count) { return trace::CompactRecord{count, 0, 0, 0}; };
+  CompactSlot s0(area, 0, 2), s1(area, 1, 2), s2(area, 2, 2), s3(area, 3, 2), s4(area, 4, 2);
   // Slot 0: two records across the low word's wrap (the places exactly full), then the closing
   // record.
-  area[0] = compactRecord(0xffffff00u, 0xfffffff0u, meta, 1);
-  area[1] = compactRecord(0x10u, 0x50u, meta, 2);
-  area[2] = highest(2);
-  area[3] = closing(2, (5ull << 32) | 0x100u);
-  // Slot 1 (CTA 0, warp 1): five records produced; the last place holds the newest (the clamp),
-  // so only the first is kept.
-  area[4] = compactRecord(100, 110, meta, 0);
-  area[5] = compactRecord(140, 150, meta, 4);
-  area[6] = highest(5);
-  area[7] = closing(5, (9ull << 32) | 200u);
+  s0.record(0) = compactRecord(0xffffff00u, 0xfffffff0u, meta, 1);
+  s0.record(1) = compactRecord(0x10u, 0x50u, meta, 2);
+  s0.counts() = highest(2);
+  s0.closing() = closing(2, (5ull << 32) | 0x100u);
+  // Slot 1 (CTA 0, warp 1): five records produced; the last place holds the newest (the clamp)
+  // and the one before it the second half of one the clamp overwrote (stored when the next took
+  // the last place again), so none is kept.
+  s1.record(0) = compactRecord(100, 130, meta, 0);
+  s1.record(1) = compactRecord(140, 150, meta, 4);
+  s1.counts() = highest(5);
+  s1.closing() = closing(5, (9ull << 32) | 200u);
   // Slot 2 (CTA 1, warp 0): a record but no closing record.
-  area[8] = compactRecord(1, 2, meta, 0);
+  s2.record(0) = compactRecord(1, 2, meta, 0);
   // Slot 3 (CTA 1, warp 1): other lanes ran 2 markers more than lane 0, which stores.
-  area[12] = compactRecord(10, 20, meta, 0);
-  area[14] = highest(3);
-  area[15] = closing(1, 50);
+  s3.record(0) = compactRecord(10, 20, meta, 0);
+  s3.counts() = highest(3);
+  s3.closing() = closing(1, 50);
   // Slot 4 (CTA 2, warp 0): a closing record that counts 1 with 2 records written: an earlier
   // exit's (a guarded ret not taken), the warp having left without one. Left out, like slot 2.
-  area[16] = compactRecord(5, 6, meta, 0);
-  area[17] = compactRecord(7, 8, meta, 1);
-  area[18] = highest(2);
-  area[19] = closing(1, 60);
+  s4.record(0) = compactRecord(5, 6, meta, 0);
+  s4.record(1) = compactRecord(7, 8, meta, 1);
+  s4.counts() = highest(2);
+  s4.closing() = closing(1, 60);
 
   const ExpandedRecords out = expandCompactRecords(area, 5, 2, 2);
   EXPECT_EQ(out.capacityPerWarp, 2u);
@@ -411,8 +428,8 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   EXPECT_EQ(out.unclosedRecords, 1u + 2u);
   EXPECT_EQ(out.partedSlots, 1u);
   EXPECT_EQ(out.partedRecords, 2u);
-  EXPECT_EQ(out.dropped, 4u + 1u + 2u + 2u);  // slot 1's past its places, 2's, 3's parted, 4's
-  ASSERT_EQ(out.records.size(), 4u);
+  EXPECT_EQ(out.dropped, 5u + 1u + 2u + 2u);  // slot 1's past its places, 2's, 3's parted, 4's
+  ASSERT_EQ(out.records.size(), 3u);
   const auto& a = out.records[0];
   EXPECT_EQ(a.begin, (4ull << 32) | 0xffffff00u);
   EXPECT_EQ(a.end, (4ull << 32) | 0xfffffff0u);
@@ -424,12 +441,7 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   EXPECT_EQ(b.begin, (5ull << 32) | 0x10u);
   EXPECT_EQ(b.end, (5ull << 32) | 0x50u);
   EXPECT_EQ(b.warp, 1u << 8);
-  const auto& c = out.records[2];
-  EXPECT_EQ(c.warp, (0u << 8) | 1u);
-  EXPECT_EQ(c.cta, 0u);
-  EXPECT_EQ(c.begin, (9ull << 32) | 100u);
-  EXPECT_EQ(c.iteration, 0u);
-  const auto& d = out.records[3];
+  const auto& d = out.records[2];
   EXPECT_EQ(d.warp, (0u << 8) | 1u);
   EXPECT_EQ(d.cta, 1u);
   EXPECT_EQ(d.begin, 10u);
@@ -442,13 +454,14 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
 // store there) has no meta word, so it is no record: below the count it is dropped and counted,
 // above it the slot stays closed.
 TEST(CompactLayout, APlaceWithOnlyItsFirstHalfIsNoRecord) {
-  std::vector<trace::CompactRecord> area(8);  // capacity 4: record places 0..5
+  std::vector<trace::CompactRecord> area(8);  // capacity 4: records 0..5 in places 1..6
+  CompactSlot slot(area, 0, 4);
   const std::uint32_t meta = trace::kValidBit;
-  area[0] = compactRecord(10, 20, meta, 0);
-  area[1] = {.begin = 30, .iteration = 1};  // counted (the count is 2), never ended
-  area[2] = {.begin = 40, .iteration = 2};  // past the count
-  area[6] = {2, 0, 0, 0};
-  area[7] = compactRecord(2, 0, meta | trace::kClosingBit, 100);
+  slot.record(0) = compactRecord(10, 20, meta, 0);
+  slot.record(1) = {.begin = 30, .iteration = 1};  // counted (the count is 2), never ended
+  slot.record(2) = {.begin = 40, .iteration = 2};  // past the count
+  slot.counts() = {2, 0, 0, 0};
+  slot.closing() = compactRecord(2, 0, meta | trace::kClosingBit, 100);
   const ExpandedRecords out = expandCompactRecords(area, 1, 4, 1);
   ASSERT_EQ(out.records.size(), 1u);
   EXPECT_EQ(out.records[0].end, 20u);
@@ -457,14 +470,15 @@ TEST(CompactLayout, APlaceWithOnlyItsFirstHalfIsNoRecord) {
   EXPECT_EQ(out.partedSlots, 0u);
 }
 
-// The layout word: full records (32), compact ones only in the halves order; anything else, and
-// the field order before the halves, is not traced.
-TEST(LayoutWord, CompactNeedsTheHalvesOrder) {
-  const std::uint32_t compact = sizeof(trace::CompactRecord);
+// The layout word: full records (32), compact ones only in the halves order with the counts
+// first; anything else, the field order before the halves and the slot order before the counts
+// first, is not traced.
+TEST(LayoutWord, CompactNeedsTheHalvesOrderAndTheCountsFirst) {
+  const std::uint32_t compact = sizeof(trace::CompactRecord) | trace::kLayoutCountFirst;
   const auto both = readLayoutWord(compact | trace::kLayoutWindowed | trace::kLayoutHalves |
                                    trace::kLayoutPartedRecorded);
   ASSERT_TRUE(both.has_value()) << both.error();
-  EXPECT_EQ(both->recordBytes, compact);
+  EXPECT_EQ(both->recordBytes, sizeof(trace::CompactRecord));
   EXPECT_TRUE(both->windowed);
   EXPECT_TRUE(both->partedRecorded);
   const auto halves = readLayoutWord(compact | trace::kLayoutHalves);
@@ -474,6 +488,10 @@ TEST(LayoutWord, CompactNeedsTheHalvesOrder) {
   const auto older = readLayoutWord(compact | trace::kLayoutWindowed);
   ASSERT_FALSE(older.has_value());
   EXPECT_NE(older.error().find("rebuild the variant"), std::string::npos) << older.error();
+  const auto countLast = readLayoutWord(sizeof(trace::CompactRecord) | trace::kLayoutHalves);
+  ASSERT_FALSE(countLast.has_value());
+  EXPECT_NE(countLast.error().find("count-first"), std::string::npos) << countLast.error();
+  EXPECT_NE(countLast.error().find("rebuild the variant"), std::string::npos) << countLast.error();
   const auto full = readLayoutWord(sizeof(trace::TraceRecord));
   ASSERT_TRUE(full.has_value());
   EXPECT_EQ(full->recordBytes, sizeof(trace::TraceRecord));
@@ -485,9 +503,10 @@ TEST(LayoutWord, CompactNeedsTheHalvesOrder) {
 // The expanded records make a compact launch file whose slots hold 2 cap - 2 records.
 TEST(CompactLayout, FillALaunchFileWithTheExpandedCapacity) {
   std::vector<trace::CompactRecord> area(4);
+  CompactSlot slot(area, 0, 2);
   const std::uint32_t meta = trace::kValidBit;
-  area[0] = compactRecord(10, 20, meta, 0);
-  area[3] = compactRecord(1, 0, meta | trace::kClosingBit, 30);
+  slot.record(0) = compactRecord(10, 20, meta, 0);
+  slot.closing() = compactRecord(1, 0, meta | trace::kClosingBit, 30);
   const ExpandedRecords out = expandCompactRecords(area, 1, 2, 1);
   TraceHeader header = initialHeader({1, 1, out.capacityPerWarp, 0});
   std::uint64_t valid = 0;
@@ -520,19 +539,20 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
   std::vector<TraceRecord> full(slots * cap);
   std::vector<trace::CompactRecord> compact(slots * 2 * cap);
   for (std::uint32_t w = 0; w < slots; ++w) {
+    CompactSlot slot(compact, w, cap);
     for (std::uint32_t j = 0; j < warps[w].size(); ++j) {
       const Occ& o = warps[w][j];
       full[w * cap + j] = {o.begin,         o.end,       meta(o.region),
                            w / warpsPerCta, o.iteration, (j << 8) | (w % warpsPerCta)};
-      compact[w * 2 * cap + j] =
+      slot.record(j) =
           compactRecord(static_cast<std::uint32_t>(o.begin), static_cast<std::uint32_t>(o.end),
                         meta(o.region), o.iteration);
     }
     const std::uint64_t exit = base + 1000;
-    compact[w * 2 * cap + 2 * cap - 2] = {static_cast<std::uint32_t>(warps[w].size()), 0, 0, 0};
-    compact[w * 2 * cap + 2 * cap - 1] = compactRecord(
-        static_cast<std::uint32_t>(warps[w].size()), static_cast<std::uint32_t>(exit >> 32),
-        meta(0) | trace::kClosingBit, static_cast<std::uint32_t>(exit));
+    slot.counts() = {static_cast<std::uint32_t>(warps[w].size()), 0, 0, 0};
+    slot.closing() = compactRecord(static_cast<std::uint32_t>(warps[w].size()),
+                                   static_cast<std::uint32_t>(exit >> 32),
+                                   meta(0) | trace::kClosingBit, static_cast<std::uint32_t>(exit));
   }
   auto map = trace::parseTraceMap(nlohmann::json::parse(R"({"argus_trace_map": 1, "kernel": "k",
       "time_base": "globaltimer", "overflow": "clamp", "regions": [
@@ -564,21 +584,26 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
   EXPECT_EQ(a.dropped, 0u);
   EXPECT_EQ(b.dropped, 0u);
 
-  // One slot of 4 record places (capacity 3) for a warp that produced 6: records 0..2 kept, the
-  // last place (the newest, record 5) left out, 3 counted as dropped.
+  // One slot of 4 record places (capacity 3) for a warp that produced 6: records 0..1 kept; the
+  // last place (the newest, record 5) and the one before it (record 2 with the second half of
+  // record 4, which the clamp overwrote: stored when record 5 took the last place again) left
+  // out, 4 counted as dropped.
   std::vector<trace::CompactRecord> small(6);
-  for (std::uint32_t j = 0; j < 3; ++j) small[j] = compactRecord(10 * j, 10 * j + 5, meta(0), j);
-  small[3] = compactRecord(50, 55, meta(0), 5);
-  small[4] = {6, 0, 0, 0};
-  small[5] = compactRecord(6, 0, meta(0) | trace::kClosingBit, 100);
+  CompactSlot smallSlot(small, 0, 3);
+  for (std::uint32_t j = 0; j < 2; ++j)
+    smallSlot.record(j) = compactRecord(10 * j, 10 * j + 5, meta(0), j);
+  smallSlot.record(2) = compactRecord(20, 45, meta(0), 2);
+  smallSlot.record(3) = compactRecord(50, 55, meta(0), 5);
+  smallSlot.counts() = {6, 0, 0, 0};
+  smallSlot.closing() = compactRecord(6, 0, meta(0) | trace::kClosingBit, 100);
   const ExpandedRecords kept = expandCompactRecords(small, 1, 3, 1);
   TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
   smallHeader.dropped = kept.dropped;
   smallHeader.reserved[2] = sizeof(trace::CompactRecord);
   const trace::DecodedTrace c = decode(smallHeader, kept.records, compactMap);
-  ASSERT_EQ(c.occurrences.size(), 3u);
-  EXPECT_EQ(c.occurrences.back().iteration, 2u);
-  EXPECT_EQ(c.dropped, 3u);
+  ASSERT_EQ(c.occurrences.size(), 2u);
+  EXPECT_EQ(c.occurrences.back().iteration, 1u);
+  EXPECT_EQ(c.dropped, 4u);
 
   // A compact kernel's launch file that no library expanded is refused, not misread.
   const std::string raw =
