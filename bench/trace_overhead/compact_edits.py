@@ -26,10 +26,12 @@ edit reproduces. The edits are for timing
          bit 0), and the exits raise the highest-count place's second word to it (red.max): a
          lower bound of the occurrences run without lane 0, also for lanes that ran as many
          markers as lane 0 but other ones.
-  noclose  no closing record at the exits (the red.max kept): what lane 0's store at the exit,
+  noclose  no closing record at the exits (the red.max kept, and since commit 10d64c7 the
+         store of the last record's pending second half): what lane 0's store at the exit,
          whose draining the kernel's end waits for, costs. The records then do not decode.
-  noexit   neither the closing record nor the red.max: all the exits' trace work. This one and
-         `noclose` and `nored` also apply to today's lowering.
+  noexit   neither the closing record nor the red.max (nor the pending second half's store):
+         all the exits' trace work. This one and `noclose` and `nored` also apply to today's
+         lowering.
   placebegin  the record's place (clamp, address, count) taken at the begin marker instead of
          the end: off the end marker's path to its store, while the warp waits for the
          occurrence's first operands anyway. Same records for these kernels (one region, not
@@ -249,6 +251,9 @@ def edit(lines, what):
         elif t.startswith(('@%argus_w st.global.cs.v4.u32 [%argus_addr+16]',
                            '@%argus_w st.global.cs.v4.u32 [%argus_ca+16]')) and what in (
                 'noclose', 'noexit'):
+            continue
+        elif (what == 'noexit' and out and out[-1].strip() == '// argus trace: closing record'
+              and t.startswith('@%argus_w st.global.cs.v2.u32 [%argus_addr+8], {%argus_pe')):
             continue
         elif t == LANE_ZERO and what == 'lost':
             out += ['\t.reg .b32 %argus_lost;', '\t.reg .pred %argus_nl;',

@@ -574,10 +574,12 @@ class LowerMarkersToTracePass final : public Pass {
     // program's next instructions do not wait for a store's register reads (ptxas gives the
     // loop-bound reload after the seed kernel's end marker the store's scoreboard otherwise;
     // measured on the H200, 0.19-0.22 us less per launch of the compute kernel's 64
-    // occurrences). Not where a leaf region is open at a ret or exit on some path (analyzeRegions
-    // warns of those): its place would take an older record's second half there. Such kernels
-    // store the second half at the end marker.
-    bool deferEnds = compact;
+    // occurrences). Only for kernels with leaf regions placed at their begin (record_place=begin;
+    // the others' records are stored whole at their end markers, and nothing would gain), and
+    // not where a leaf region is open at a ret or exit on some path (analyzeRegions warns of
+    // those): its place would take an older record's second half there. Such kernels store the
+    // second half at the end marker. The closing record says which (kClosingPendingBit).
+    bool deferEnds = compact && std::ranges::find(placeAtBegin, true) != placeAtBegin.end();
     for (size_t i = 0; deferEnds && i < kernel.body.size() && i < fr.owners.size(); ++i) {
       const Statement& s = kernel.body[i];
       if (s.kind != Statement::Kind::Instruction ||
@@ -1042,8 +1044,8 @@ class LowerMarkersToTracePass final : public Pass {
           "\tor.b32 %argus_t0, %argus_meta, {2:#x};\n"
           "\t@%argus_w st.global.{3}.v4.u32 [%argus_ca+{1}], {{%argus_cnt, "
           "%argus_t1, %argus_t2, %argus_t0}};\n",
-          timeBaseName(options_.timeBase), sizeof(trace::CompactRecord), trace::kClosingBit,
-          options_.storeCache);
+          timeBaseName(options_.timeBase), sizeof(trace::CompactRecord),
+          trace::kClosingBit | (deferEnds ? trace::kClosingPendingBit : 0), options_.storeCache);
       auto parsed = parseSnippet(text, target_, kPassName);
       if (!parsed) return std::unexpected(parsed.error());
       closing = std::move(*parsed);

@@ -233,6 +233,11 @@ TEST(TraceLowering, PlaceAtBeginForLeafRegionsByDefault) {
   // left are the previous records' second halves, kLayoutCountFirst).
   EXPECT_EQ(endText.find("st.global.cs.v2.u32 [%argus_addr], {%argus_h"), std::string::npos)
       << endText;
+  // Nothing is placed at a begin marker, so nothing gains from a pending second half: the records
+  // are stored whole, and the closing record says so (kClosingPendingBit unset).
+  EXPECT_EQ(endText.find("%argus_addr+-8"), std::string::npos) << endText;
+  EXPECT_NE(endText.find("or.b32 %argus_t0, %argus_meta, 0x40000000;"), std::string::npos)
+      << endText;
   EXPECT_NE(endText.find("@%argus_w st.global.cs.v4.u32 [%argus_addr], {%argus_bs, %argus_ic, "
                          "%argus_e, %argus_m1};",
                          innerEnd),
@@ -499,7 +504,9 @@ TEST(TraceLowering, CompactLayoutStoresOnceAndClosesEveryExit) {
                       "\t@%p1 ret;"),
             std::string::npos)
       << text;
-  // Each exit first stores the last record's pending second half, at the last place taken.
+  // Each exit first stores the last record's pending second half, at the last place taken, and
+  // its closing record says the kernel stores them so (kClosingPendingBit).
+  EXPECT_EQ(count("or.b32 %argus_t0, %argus_meta, 0x60000000;"), 2u) << text;
   EXPECT_EQ(count("// argus trace: closing record\n"
                   "\t@%argus_w st.global.cs.v2.u32 [%argus_addr+8], {%argus_pe, %argus_pm};\n"
                   "\t@%argus_on red.global.max.u32 [%argus_base], %argus_cnt;\n"
@@ -713,6 +720,7 @@ TEST(TraceLowering, CompactClosingRecordKeepsALeafsPlace) {
   EXPECT_NE(before.find("mov.b64 %argus_ca, {%argus_plast, %argus_ph};"), std::string::npos)
       << before;
   EXPECT_EQ(text.find("%argus_addr+-8"), std::string::npos) << text;
+  EXPECT_NE(before.find("or.b32 %argus_t0, %argus_meta, 0x40000000;"), std::string::npos) << before;
   EXPECT_NE(before.find("@%argus_w st.global.cs.v4.u32 [%argus_ca+16], {%argus_cnt, %argus_t1, "
                         "%argus_t2, %argus_t0};"),
             std::string::npos)
@@ -737,6 +745,18 @@ TEST(TraceLowering, CompactLayoutComputesARegionsMetaWhereItsRoleIsKnown) {
   EXPECT_EQ(text.substr(0, firstBegin).find("or.b32 %argus_m0"), std::string::npos) << text;
   EXPECT_NE(text.find("or.b32 %argus_m0, %argus_meta, 0x0;", firstBegin), std::string::npos);
   EXPECT_NE(text.find("or.b32 %argus_m0, %argus_meta, 0x1000;", firstBegin), std::string::npos);
+  // The next begin computes its own meta word before the pending half is stored: the end marker
+  // copies the region's into %argus_pm, which the stores of the pending half read.
+  EXPECT_NE(text.find("// argus trace: end a (region 0)\n\tmov.u32 %argus_pe, %globaltimer_lo;\n"
+                      "\tmov.b32 %argus_pm, %argus_m0;\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("@%argus_w st.global.cs.v2.u32 [%argus_addr+-8], {%argus_pe, %argus_pm};"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("@%argus_w st.global.cs.v2.u32 [%argus_addr+8], {%argus_pe, %argus_pm};"),
+            std::string::npos)
+      << text;
 }
 
 TEST(TraceLowering, CompactLayoutNeedsClampAndLeader) {

@@ -97,12 +97,14 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // marker), its second half the low 32 bits of the end timestamp and meta: stored when the warp
 // takes its next place (a leaf's begin marker, the end marker of a region with regions inside)
 // or leaves the kernel, at the new place's address - 8, so that an end marker's path is a timer
-// read (kernels with a leaf region open at some ret store it at the end marker instead). The
+// read (kernels with a leaf region open at some ret store it at the end marker instead, and the
+// closing record says which, kClosingPendingBit). The
 // meta word, with its valid bit, is in the second half, so a place whose first half alone was
 // written (the buffer is zeroed before every launch) is not a record. CTA and warp follow from
 // the slot, the sequence number from the place in it: record j goes to place 1 + min(j, 2 cap -
-// 3), so when a slot is full its last record place holds the newest record, and the place
-// before it the second half of a record that was overwritten: the expansion leaves both out. At
+// 3), so when a slot is full its last record place holds the newest record, and (with pending
+// second halves) the place before it the second half of a record that was overwritten: the
+// expansion leaves both out. At
 // every exit of the kernel the leaving lanes raise place 0's first word to their highest count
 // (red.max), and lane 0 writes a closing record into the slot's last place: its record count and
 // a whole 64-bit timestamp (the last exit's), from which the timestamps' high bits follow going
@@ -115,8 +117,9 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 // inside a warp with markers on both arms): at each end marker the trace pass finds a warp may
 // run without lane 0 (ptx::blocksWithoutLaneZero), the lowest running lane of a pass without
 // lane 0 adds 1 to place 0's second word (the full layout: to header.dropped); the lost records
-// are at least the larger of the two counts. Place 0's second half takes the store of the
-// warp's first place (no record before it). The injection library gives compact kernels a
+// are at least the larger of the two counts. Place 0's second half takes the pending-half store
+// of the warp's first place, or of an exit before any place (no record before either). The
+// injection library gives compact kernels a
 // capacity of at least 2 and turns a compact buffer into TraceRecords when it reads it back
 // (inject::expandCompactRecords), so launch files and the decoder see one format; records it
 // cannot place are added to header.dropped. A module whose kernels write this layout
@@ -153,12 +156,13 @@ inline constexpr std::uint32_t kLayoutHalves = 1u << 18;
 
 /// Set in kTraceLayoutSymbol's word when a slot's counts are in its place 0 and its records in
 /// places 1 .. 2 cap - 2 (above), and a record's second half may be stored when the warp takes
-/// its next place: at the new place's address - 8, which for the warp's first place is place 0's
-/// second half. Then an end marker only reads the timer, and the program's own next instructions
-/// wait for no store's register reads (measured on the H200: 0.19-0.22 us less per launch of 64
-/// occurrences on the seed's compute kernel, 0.06-0.13 on its memory kernel, BENCHMARKS.md). Every
-/// compact module since carries it; this library does not trace a compact module without it (the
-/// slot order before): rebuild it.
+/// its next place: at the new place's address - 8, which for the warp's first place is place
+/// 0's second half. Then an end marker only reads the timer (and copies the meta word, unless
+/// the kernel has one region with a fixed role; lost-counting end markers also count), and the
+/// program's own next instructions wait for no store's register reads (measured on the H200:
+/// 0.19-0.22 us less per launch of 64 occurrences on the seed's compute kernel, 0.06-0.13 on its
+/// memory kernel, BENCHMARKS.md). Every compact module since carries it; this library does not
+/// trace a compact module without it (the slot order before): rebuild it.
 inline constexpr std::uint32_t kLayoutCountFirst = 1u << 19;
 
 /// A compact record (kLayoutHalves order). In a slot's place 0 the first word is the highest
@@ -173,5 +177,10 @@ static_assert(sizeof(CompactRecord) == 16);
 
 /// Marks a compact slot's closing record (meta bits 28..30 are otherwise unused).
 inline constexpr std::uint32_t kClosingBit = 1u << 30;
+/// Set with kClosingBit when the kernel stored its records' second halves at the next place
+/// (kLayoutCountFirst): once its slot was full, the place before the last holds a second half
+/// of a record the clamp overwrote. Kernels with a leaf region open at a ret on some path, and
+/// kernels without leaf regions placed at their begin, store them at the end marker instead.
+inline constexpr std::uint32_t kClosingPendingBit = 1u << 29;
 
 }  // namespace argus::trace

@@ -120,16 +120,24 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       for (std::uint64_t i = from; i < to; ++i) found += valid(slot[i]) && !closes(slot[i]);
       return found;
     };
+    // A place something was stored at: a record, or a first half alone (a begin marker ran; its
+    // second half is stored later, kLayoutCountFirst). The buffer is zeroed before the launch,
+    // and a first half of two zero words (a timestamp's low word 0 with iteration 0) is read as
+    // unwritten.
+    const auto touched = [](const trace::CompactRecord& r) {
+      return r.begin != 0 || r.iteration != 0 || r.end != 0 || r.meta != 0;
+    };
     const std::uint64_t count = close.begin;
-    // No closing record, or a record past its count (below the places recorded passes without
-    // lane 0 wrote): then the closing record is an earlier exit's (written before a guarded ret
-    // that was not taken). Either way the warp left by a path that writes none, and its
-    // timestamps' high bits are unknown.
+    // No closing record, or a place written past its count (below the places recorded passes
+    // without lane 0 wrote): then the closing record is an earlier exit's (written before a
+    // guarded ret that was not taken). Either way the warp left by a path that writes none, and
+    // its timestamps' high bits are unknown.
     bool closed = valid(close) && closes(close);
-    for (std::uint64_t i = count; closed && i < downStart; ++i) closed = !valid(slot[i]);
+    for (std::uint64_t i = count; closed && i < downStart; ++i) closed = !touched(slot[i]);
     if (!closed) {
-      if (const std::uint64_t written = recordsIn(0, recordPlaces);
-          written > 0 || highest > 0 || withoutLaneZero > 0) {
+      std::uint64_t written = 0;
+      for (const trace::CompactRecord& r : slot) written += touched(r) && !closes(r);
+      if (written > 0 || highest > 0 || withoutLaneZero > 0) {
         ++out.unclosedSlots;
         out.unclosedRecords += std::max({written, highest, withoutLaneZero});
         out.dropped += std::max({written, highest, withoutLaneZero});
@@ -137,12 +145,14 @@ ExpandedRecords expandCompactRecords(std::span<const trace::CompactRecord> area,
       continue;
     }
     // Past the record places every record went to the last one: it holds the newest, not the
-    // next in sequence, and the place before it the second half of one of those (stored when
-    // the next took its place): both are left out with the others that did not fit. Places the
-    // passes without lane 0 also wrote are left out too.
+    // next in sequence, and is left out with the others that did not fit; where the kernel
+    // stored second halves at the next place (kClosingPendingBit) the place before it holds the
+    // second half of one of those (stored when the next took the last place again), and is left
+    // out too. Places the passes without lane 0 also wrote are left out as well.
     const std::uint64_t upWritten = std::min(count, recordPlaces);
+    const std::uint64_t overwritten = (close.meta & trace::kClosingPendingBit) != 0 ? 2 : 1;
     const std::uint64_t limit =
-        std::min(count > recordPlaces ? recordPlaces - 2 : count, downStart);
+        std::min(count > recordPlaces ? recordPlaces - overwritten : count, downStart);
     const std::uint64_t kept = recordsIn(0, limit);
     out.dropped += count > kept ? count - kept : 0;
     // The recorded passes without lane 0: places [downFrom, recordPlaces), clear of lane 0's

@@ -390,9 +390,9 @@ TEST(CompactLayout, RecordedPassesWithoutLaneZeroFollowLaneZerosRecords) {
 TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   std::vector<trace::CompactRecord> area(20);
   const std::uint32_t meta = trace::kValidBit | (3u << 16) | 7u;
-  const auto closing = [&](std::uint32_t count, std::uint64_t at) {
-    return compactRecord(count, static_cast<std::uint32_t>(at >> 32), meta | trace::kClosingBit,
-                         static_cast<std::uint32_t>(at));
+  const auto closing = [&](std::uint32_t count, std::uint64_t at, std::uint32_t also = 0) {
+    return compactRecord(count, static_cast<std::uint32_t>(at >> 32),
+                         meta | trace::kClosingBit | also, static_cast<std::uint32_t>(at));
   };
   const auto highest = [](std::uint32_t count) { return trace::CompactRecord{count, 0, 0, 0}; };
   CompactSlot s0(area, 0, 2), s1(area, 1, 2), s2(area, 2, 2), s3(area, 3, 2), s4(area, 4, 2);
@@ -402,13 +402,14 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   s0.record(1) = compactRecord(0x10u, 0x50u, meta, 2);
   s0.counts() = highest(2);
   s0.closing() = closing(2, (5ull << 32) | 0x100u);
-  // Slot 1 (CTA 0, warp 1): five records produced; the last place holds the newest (the clamp)
-  // and the one before it the second half of one the clamp overwrote (stored when the next took
-  // the last place again), so none is kept.
+  // Slot 1 (CTA 0, warp 1): five records produced by a kernel that stores second halves at the
+  // next place (kClosingPendingBit); the last place holds the newest (the clamp) and the one
+  // before it the second half of one the clamp overwrote (stored when the next took the last
+  // place again), so none is kept.
   s1.record(0) = compactRecord(100, 130, meta, 0);
   s1.record(1) = compactRecord(140, 150, meta, 4);
   s1.counts() = highest(5);
-  s1.closing() = closing(5, (9ull << 32) | 200u);
+  s1.closing() = closing(5, (9ull << 32) | 200u, trace::kClosingPendingBit);
   // Slot 2 (CTA 1, warp 0): a record but no closing record.
   s2.record(0) = compactRecord(1, 2, meta, 0);
   // Slot 3 (CTA 1, warp 1): other lanes ran 2 markers more than lane 0, which stores.
@@ -450,23 +451,28 @@ TEST(CompactLayout, ExpandToFullRecordsWithCtaWarpSequenceAndWholeTimestamps) {
   EXPECT_TRUE(expandCompactRecords(std::span(area).first(2), 1, 1, 1).records.empty());
 }
 
-// A place whose first half alone was written (a leaf's begin marker ran, its end marker did not
-// store there) has no meta word, so it is no record: below the count it is dropped and counted,
-// above it the slot stays closed.
+// A place whose first half alone was written (a leaf's begin marker ran, its second half was
+// never stored) has no meta word, so it is no record: below the count it is dropped and counted.
+// Past the count it means lane 0 went on after the closing record (a guarded ret not taken) and
+// left by a path that writes none: the slot is not closed, and what it holds is counted.
 TEST(CompactLayout, APlaceWithOnlyItsFirstHalfIsNoRecord) {
-  std::vector<trace::CompactRecord> area(8);  // capacity 4: records 0..5 in places 1..6
-  CompactSlot slot(area, 0, 4);
+  std::vector<trace::CompactRecord> area(16);  // capacity 4: records 0..5 in places 1..6
+  CompactSlot slot(area, 0, 4), later(area, 1, 4);
   const std::uint32_t meta = trace::kValidBit;
   slot.record(0) = compactRecord(10, 20, meta, 0);
   slot.record(1) = {.begin = 30, .iteration = 1};  // counted (the count is 2), never ended
-  slot.record(2) = {.begin = 40, .iteration = 2};  // past the count
   slot.counts() = {2, 0, 0, 0};
   slot.closing() = compactRecord(2, 0, meta | trace::kClosingBit, 100);
-  const ExpandedRecords out = expandCompactRecords(area, 1, 4, 1);
+  later.record(0) = compactRecord(10, 20, meta, 0);
+  later.record(1) = {.begin = 40, .iteration = 0};  // past the count
+  later.counts() = {1, 0, 0, 0};
+  later.closing() = compactRecord(1, 0, meta | trace::kClosingBit | trace::kClosingPendingBit, 30);
+  const ExpandedRecords out = expandCompactRecords(area, 2, 4, 1);
   ASSERT_EQ(out.records.size(), 1u);
   EXPECT_EQ(out.records[0].end, 20u);
-  EXPECT_EQ(out.dropped, 1u);
-  EXPECT_EQ(out.unclosedSlots, 0u);
+  EXPECT_EQ(out.unclosedSlots, 1u);
+  EXPECT_EQ(out.unclosedRecords, 2u);
+  EXPECT_EQ(out.dropped, 1u + 2u);
   EXPECT_EQ(out.partedSlots, 0u);
 }
 
@@ -584,26 +590,30 @@ TEST(CompactLayout, DecodesToTheFullLayoutsOccurrences) {
   EXPECT_EQ(a.dropped, 0u);
   EXPECT_EQ(b.dropped, 0u);
 
-  // One slot of 4 record places (capacity 3) for a warp that produced 6: records 0..1 kept; the
-  // last place (the newest, record 5) and the one before it (record 2 with the second half of
-  // record 4, which the clamp overwrote: stored when record 5 took the last place again) left
-  // out, 4 counted as dropped.
+  // One slot of 4 record places (capacity 3) for a warp that produced 6. With second halves
+  // stored at the next place (kClosingPendingBit) records 0..1 are kept; the last place (the
+  // newest, record 5) and the one before it (record 2 with the second half of record 4, which
+  // the clamp overwrote: stored when record 5 took the last place again) are left out, 4
+  // counted as dropped. A kernel that stores them at the end marker keeps record 2 as well.
   std::vector<trace::CompactRecord> small(6);
   CompactSlot smallSlot(small, 0, 3);
-  for (std::uint32_t j = 0; j < 2; ++j)
+  for (std::uint32_t j = 0; j < 3; ++j)
     smallSlot.record(j) = compactRecord(10 * j, 10 * j + 5, meta(0), j);
-  smallSlot.record(2) = compactRecord(20, 45, meta(0), 2);
   smallSlot.record(3) = compactRecord(50, 55, meta(0), 5);
   smallSlot.counts() = {6, 0, 0, 0};
-  smallSlot.closing() = compactRecord(6, 0, meta(0) | trace::kClosingBit, 100);
-  const ExpandedRecords kept = expandCompactRecords(small, 1, 3, 1);
-  TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
-  smallHeader.dropped = kept.dropped;
-  smallHeader.reserved[2] = sizeof(trace::CompactRecord);
-  const trace::DecodedTrace c = decode(smallHeader, kept.records, compactMap);
-  ASSERT_EQ(c.occurrences.size(), 2u);
-  EXPECT_EQ(c.occurrences.back().iteration, 1u);
-  EXPECT_EQ(c.dropped, 4u);
+  for (const bool pending : {true, false}) {
+    SCOPED_TRACE(pending ? "pending second halves" : "second halves at the end marker");
+    smallSlot.closing() = compactRecord(
+        6, 0, meta(0) | trace::kClosingBit | (pending ? trace::kClosingPendingBit : 0), 100);
+    const ExpandedRecords kept = expandCompactRecords(small, 1, 3, 1);
+    TraceHeader smallHeader = initialHeader({1, 1, kept.capacityPerWarp, 0});
+    smallHeader.dropped = kept.dropped;
+    smallHeader.reserved[2] = sizeof(trace::CompactRecord);
+    const trace::DecodedTrace c = decode(smallHeader, kept.records, compactMap);
+    ASSERT_EQ(c.occurrences.size(), pending ? 2u : 3u);
+    EXPECT_EQ(c.occurrences.back().iteration, pending ? 1u : 2u);
+    EXPECT_EQ(c.dropped, pending ? 4u : 3u);
+  }
 
   // A compact kernel's launch file that no library expanded is refused, not misread.
   const std::string raw =
