@@ -242,6 +242,12 @@ std::string_view timeBaseLow(trace::TimeBase base) {
   return base == trace::TimeBase::SmClock ? "clock" : "globaltimer_lo";
 }
 
+/// A `ret` or `exit` instruction: where the compact layout's closing record goes.
+bool isExit(const Statement& s) {
+  return s.kind == Statement::Kind::Instruction &&
+         (s.instruction.baseOpcode() == "ret" || s.instruction.baseOpcode() == "exit");
+}
+
 /// Smallest SM number of `sm_NN[a]`, 0 when unknown.
 int smVersion(const std::string& target) {
   int v = 0;
@@ -581,10 +587,7 @@ class LowerMarkersToTracePass final : public Pass {
     // second half at the end marker. The closing record says which (kClosingPendingBit).
     bool deferEnds = compact && std::ranges::find(placeAtBegin, true) != placeAtBegin.end();
     for (size_t i = 0; deferEnds && i < kernel.body.size() && i < fr.owners.size(); ++i) {
-      const Statement& s = kernel.body[i];
-      if (s.kind != Statement::Kind::Instruction ||
-          (s.instruction.baseOpcode() != "ret" && s.instruction.baseOpcode() != "exit"))
-        continue;
+      if (!isExit(kernel.body[i])) continue;
       for (uint32_t r : fr.owners[i])
         if (placeAtBegin[r]) deferEnds = false;
     }
@@ -696,14 +699,19 @@ class LowerMarkersToTracePass final : public Pass {
     // `launch` is selected on the host (which launches get a buffer), so it is always true here.
 
     const bool elect = smVersion(target_) >= 90;
-    // The next place, min(previous + 16, last), taken only by an occurrence that is recorded
-    // (`active`, for scoped variants); %argus_cnt counts the same occurrences unclamped.
+    // The predicate prefix of what only a recorded occurrence does (`active`, for scoped
+    // variants; unscoped, every occurrence is recorded while tracing is on).
+    const auto ifRecorded = [&](const std::string& active) {
+      return scoped ? "@" + active + " " : std::string();
+    };
+    // The next place, min(previous + 16, last), taken only by an occurrence that is recorded;
+    // %argus_cnt counts the same occurrences unclamped.
     const auto placeAddress = [&](const std::string& active) {
       return fmt::format(
           "\t{}add.u32 %argus_plo, %argus_plo, {};\n"
           "\tmin.u32 %argus_plo, %argus_plo, %argus_plast;\n"
           "\tmov.b64 %argus_addr, {{%argus_plo, %argus_ph}};\n",
-          scoped ? "@" + active + " " : "", sizeof(trace::CompactRecord));
+          ifRecorded(active), sizeof(trace::CompactRecord));
     };
     // The compact layout's storing lanes: lane 0 with tracing on (%argus_w) and, when scoped, the
     // occurrence selected; `text` gets the line that sets %argus_st for a scoped variant.
@@ -713,25 +721,22 @@ class LowerMarkersToTracePass final : public Pass {
       return "%argus_st";
     };
     // deferEnds: the warp's previous record's second half, {end, meta} (pending since its end
-    // marker), stored at the place just taken - 8: the previous place's, or place 0's second half
-    // for the warp's first place.
-    const auto storePending = [&](std::string_view by) {
-      return fmt::format("\t@{} st.global.{}.v2.u32 [%argus_addr+-{}], {{%argus_pe, {}}};\n", by,
-                         options_.storeCache,
-                         sizeof(trace::CompactRecord) - offsetof(trace::CompactRecord, end),
-                         pendingMeta);
+    // marker), stored `at` bytes from %argus_addr: at the place just taken - 8 (the previous
+    // place's second half, or place 0's for the warp's first place), or at an exit at the last
+    // place + 8.
+    const auto storePending = [&](std::string_view by, std::ptrdiff_t at) {
+      return fmt::format("\t@{} st.global.{}.v2.u32 [%argus_addr+{}], {{%argus_pe, {}}};\n", by,
+                         options_.storeCache, at, pendingMeta);
     };
+    constexpr std::ptrdiff_t kPreviousEnd = static_cast<std::ptrdiff_t>(
+        offsetof(trace::CompactRecord, end) - sizeof(trace::CompactRecord));
     // The pending half changes only with a recorded occurrence (scoped: the one selected).
-    const auto pendingGuard = [&](const std::string& active) {
-      return scoped ? "@" + active + " " : std::string();
-    };
     const auto pendingMetaCopy = [&](uint32_t k, const std::string& active) {
       if (pendingMeta != "%argus_pm") return std::string();
-      return fmt::format("\t{}mov.b32 %argus_pm, %argus_m{};\n", pendingGuard(active), k);
+      return fmt::format("\t{}mov.b32 %argus_pm, %argus_m{};\n", ifRecorded(active), k);
     };
     const auto placeCount = [&](const std::string& active) {
-      return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n",
-                         scoped ? "@" + active + " " : "");
+      return fmt::format("\t{}add.u32 %argus_cnt, %argus_cnt, 1;\n", ifRecorded(active));
     };
     // Lane 0 stores the records, so an occurrence a warp begins without lane 0 (in one pass of a
     // diverged warp) writes none. A pass without lane 0 at an end marker is not enough to tell:
@@ -897,7 +902,7 @@ class LowerMarkersToTracePass final : public Pass {
             // and needs no copies (format.h, kLayoutHalves).
             text += placeAddress(active) + placeCount(active);
             const std::string_view by = compactStorer(active, text);
-            if (deferEnds) text += storePending(by);
+            if (deferEnds) text += storePending(by, kPreviousEnd);
             text += fmt::format(
                 "\t@{0} st.global.{1}.v2.u32 [%argus_addr], {{%argus_h{2}, "
                 "%argus_i{2}}};\n",
@@ -910,7 +915,7 @@ class LowerMarkersToTracePass final : public Pass {
         text += fmt::format("\t// argus trace: end {} (region {})\n", region.path, k);
         if (compact && placeAtBegin[k] && deferEnds) {
           // The second half, {end, meta}, kept for the warp's next place or exit to store.
-          text += fmt::format("\t{}mov.u32 %argus_pe, %{};\n", pendingGuard(active),
+          text += fmt::format("\t{}mov.u32 %argus_pe, %{};\n", ifRecorded(active),
                               timeBaseLow(options_.timeBase));
           text += pendingMetaCopy(k, active);
           if (countsLost[statement]) text += countLost(k, active, "%argus_pe");
@@ -938,14 +943,14 @@ class LowerMarkersToTracePass final : public Pass {
           text += placeAddress(active);
           const std::string_view by = compactStorer(active, text);
           text += placeCount(active);
-          if (deferEnds) text += storePending(by);
+          if (deferEnds) text += storePending(by, kPreviousEnd);
           text += fmt::format(
               "\t@{0} st.global.{1}.v4.u32 [%argus_addr], {{%argus_bs, %argus_ic, %argus_e, "
               "%argus_m{2}}};\n",
               by, options_.storeCache, k);
           if (deferEnds) {
             // The next place's store of the pending half then writes this one's again.
-            text += fmt::format("\t{}mov.u32 %argus_pe, %argus_e;\n", pendingGuard(active));
+            text += fmt::format("\t{}mov.u32 %argus_pe, %argus_e;\n", ifRecorded(active));
             text += pendingMetaCopy(k, active);
           }
           if (countsLost[statement]) text += countLost(k, active, "%argus_e");
@@ -1032,10 +1037,7 @@ class LowerMarkersToTracePass final : public Pass {
     std::vector<Statement> closing;
     if (compact) {
       std::string text = "\t// argus trace: closing record\n";
-      if (deferEnds)
-        text +=
-            fmt::format("\t@%argus_w st.global.{}.v2.u32 [%argus_addr+{}], {{%argus_pe, {}}};\n",
-                        options_.storeCache, offsetof(trace::CompactRecord, end), pendingMeta);
+      if (deferEnds) text += storePending("%argus_w", offsetof(trace::CompactRecord, end));
       text += fmt::format(
           "\t@%argus_on red.global.max.u32 [%argus_base], %argus_cnt;\n"
           "\tmov.b64 %argus_ca, {{%argus_plast, %argus_ph}};\n"
@@ -1066,9 +1068,7 @@ class LowerMarkersToTracePass final : public Pass {
       if (i == body.size()) break;
       auto span = spanAt.find(i);
       if (span == spanAt.end()) {
-        if (compact && body[i].kind == Statement::Kind::Instruction &&
-            (body[i].instruction.baseOpcode() == "ret" ||
-             body[i].instruction.baseOpcode() == "exit")) {
+        if (compact && isExit(body[i])) {
           // Also before a guarded one: when it is not taken, a later closing record rewrites the
           // same place.
           out.insert(out.end(), closing.begin(), closing.end());
