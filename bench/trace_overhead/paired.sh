@@ -13,15 +13,9 @@
 #   ARGUS's build tree), INNER (default 8,64,512), REPS (pairs per configuration, default 200),
 #   KERNELS (compute|memory|both, default both), PASS_OPTION (one KEY=VALUE for the trace pass).
 set -euo pipefail
-if [ $# -ne 2 ]; then
-  sed -n '2,15p' "$0"
-  exit 2
-fi
-argus="$(realpath "$1")"
-out="$(mkdir -p "$2" && realpath "$2")"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-source "$here/find_inject.sh"
-inject="$(find_inject "$argus")" || exit 2
+source "$here/common.sh"
+bench_paths 15 "$@"
 for variant in trace_free full_trace; do
   "$argus" build --program "$here/argus.yaml" --variant "$variant" -o "$out/seed_$variant" \
     ${PASS_OPTION:+--pass-option "$PASS_OPTION"} >/dev/null

@@ -18,21 +18,15 @@
 # compared numbers are CUPTI's GPU kernel durations; the harness's event timings are printed too
 # (for full_trace they include the library's per-launch buffer set-up).
 set -euo pipefail
-if [ $# -ne 2 ]; then
-  sed -n '2,20p' "$0"
-  exit 2
-fi
-argus="$(realpath "$1")"
-out="$(mkdir -p "$2" && realpath "$2")"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/common.sh"
+bench_paths 20 "$@"
 inner="${INNER:-8,16,32,64,128,256,512}"
 reps="${REPS:-200}"
 warmup="${WARMUP:-20}"
 table="${TABLE:-4096}"
 python="${PYTHON:-python3}"
 
-source "$here/find_inject.sh"
-inject="$(find_inject "$argus")" || exit 2
 echo "argus:  $argus"
 echo "inject: $inject"
 echo "out:    $out"
