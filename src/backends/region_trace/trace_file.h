@@ -37,9 +37,10 @@ struct LayoutWord {
   bool windowed = false;          ///< kLayoutWindowed.
 };
 
-/// Reads a layout word: a record size of 32, or 16 with the halves bit (kLayoutHalves) and any of
-/// the parted-recorded and windowed bits. Otherwise why the module is not traced: another value,
-/// or compact records in the field order before kLayoutHalves (an older Argus's lowering).
+/// Reads a layout word: a record size of 32, or 16 with the halves and count-first bits
+/// (kLayoutHalves, kLayoutCountFirst) and any of the parted-recorded and windowed bits.
+/// Otherwise why the module is not traced: another value, or compact records in the field order
+/// before kLayoutHalves or the slot order before kLayoutCountFirst (an older Argus's lowering).
 std::expected<LayoutWord, std::string> readLayoutWord(std::uint32_t word);
 
 /// Device buffer shape of one launch.
