@@ -2,7 +2,6 @@
 // do inside a query), for benchmarks and for looking at what Argus runs.
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,20 +36,10 @@ struct BuildOptions {
   std::string ptx;  ///< Build from this PTX file instead of the front end's output.
 };
 
-/// The --pass-option KEY=VALUE pairs; a malformed one or a key the trace pass does not take
-/// (trace::kTraceOptionNames) is an error, before anything is compiled.
-Result<std::map<std::string, std::string>> parsePassOptions(const std::vector<std::string>& given) {
-  std::map<std::string, std::string> out;
-  for (const auto& option : given) {
-    auto parsed = query::parseTraceOption(option, "--pass-option");
-    if (!parsed) return std::unexpected(parsed.error());
-    out.insert_or_assign(parsed->first, parsed->second);
-  }
-  return out;
-}
-
 int runBuild(const BuildOptions& o) {
-  const auto passOptions = parsePassOptions(o.passOptions);
+  // A malformed --pass-option or a key the trace pass does not take (trace::kTraceOptionNames) is
+  // an error before anything is compiled.
+  const auto passOptions = query::parseTraceOptions(o.passOptions, "--pass-option");
   if (!passOptions) return reportError(passOptions.error());
   std::vector<std::string> transforms;
   if (o.variant == "trace_free" || o.variant == "reference") {

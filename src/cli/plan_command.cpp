@@ -46,11 +46,9 @@ Result<query::Query> buildQuery(const QueryOptions& o) {
   auto signals = query::parseSignalList(o.signals);
   if (!signals) return std::unexpected(signals.error());
   q.signals = std::move(*signals);
-  for (const auto& option : o.traceOptions) {
-    auto parsed = query::parseTraceOption(option, "--trace-option");
-    if (!parsed) return std::unexpected(parsed.error());
-    q.traceOptions.insert_or_assign(parsed->first, parsed->second);
-  }
+  auto traceOptions = query::parseTraceOptions(o.traceOptions, "--trace-option");
+  if (!traceOptions) return std::unexpected(traceOptions.error());
+  q.traceOptions = std::move(*traceOptions);
   if (!o.ops.empty()) {
     auto ops = query::parseSignalList(o.ops);  // the same comma-separated list rules
     if (!ops) return fail("query", fmt::format("--ops `{}` has an empty entry", o.ops));

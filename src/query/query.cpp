@@ -24,16 +24,20 @@ Result<void> checkTraceOption(std::string_view key) {
                                    key, fmt::join(trace::kTraceOptionNames, ", ")));
 }
 
-Result<std::pair<std::string, std::string>> parseTraceOption(std::string_view option,
-                                                             std::string_view flag) {
-  const size_t eq = option.find('=');
-  if (eq == std::string_view::npos || eq == 0 || eq + 1 == option.size())
-    return fail("query",
-                fmt::format("{} `{}` must be KEY=VALUE, e.g. parted=record", flag, option));
-  const std::string key(option.substr(0, eq));
-  if (auto known = checkTraceOption(key); !known)
-    return fail("query", fmt::format("{} `{}`: {}", flag, option, known.error().message));
-  return std::pair{key, std::string(option.substr(eq + 1))};
+Result<std::map<std::string, std::string>> parseTraceOptions(
+    const std::vector<std::string>& options, std::string_view flag) {
+  std::map<std::string, std::string> out;
+  for (const std::string& option : options) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == option.size())
+      return fail("query",
+                  fmt::format("{} `{}` must be KEY=VALUE, e.g. parted=record", flag, option));
+    const std::string key = option.substr(0, eq);
+    if (auto known = checkTraceOption(key); !known)
+      return fail("query", fmt::format("{} `{}`: {}", flag, option, known.error().message));
+    out.insert_or_assign(key, option.substr(eq + 1));
+  }
+  return out;
 }
 
 Result<Query> queryFromJson(const nlohmann::json& json) {

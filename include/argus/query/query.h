@@ -5,7 +5,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -38,10 +37,10 @@ struct Query {
 /// pass when the variant is built).
 [[nodiscard]] Result<void> checkTraceOption(std::string_view key);
 
-/// One `KEY=VALUE` trace option as given to `flag` (`--trace-option`, `--pass-option`): the key
-/// checked as checkTraceOption does, the value not empty.
-[[nodiscard]] Result<std::pair<std::string, std::string>> parseTraceOption(std::string_view option,
-                                                                           std::string_view flag);
+/// `KEY=VALUE` trace options as given to `flag` (`--trace-option`, `--pass-option`), each key
+/// checked as checkTraceOption does and each value not empty; a later key replaces an earlier one.
+[[nodiscard]] Result<std::map<std::string, std::string>> parseTraceOptions(
+    const std::vector<std::string>& options, std::string_view flag);
 
 /// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace",
 /// "ops" [..] (optional), "trace_options" {key: value} (optional)}.
