@@ -31,14 +31,17 @@ gpu_build() {
   B=$("$gpu_root/scripts/gpu/device-build.sh" "$@" 2>"$log") || { tail -30 "$log"; exit 1; }
 }
 
-seed_run() {
+# seed_harness DIR EXE INNER REPS [HARNESS ARGS...]: the body of seed_run and seed_pair.
+seed_harness() {
   CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so" ARGUS_TRACE_DIR="$1" \
     ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 "$2" --kernel "${KERNELS:-both}" \
-    --inner 8,64,512 --reps 200 --warmup 20 >"$1.jsonl" 2>"$1.err"
+    --inner "$3" --reps "$4" --warmup 20 "${@:5}" >"$1.jsonl" 2>"$1.err"
+}
+
+seed_run() {
+  seed_harness "$1" "$2" 8,64,512 200
 }
 
 seed_pair() {
-  CUDA_INJECTION64_PATH="$B/src/backends/region_trace/libargus_inject.so" ARGUS_TRACE_DIR="$1" \
-    ARGUS_TRACE_CAPACITY=64 ARGUS_TRACE_MAX_FILES=2 "$2" --kernel "${KERNELS:-both}" \
-    --inner "${INNER:-8,64,512}" --reps "${REPS:-200}" --warmup 20 --pair "$3" >"$1.jsonl" 2>"$1.err"
+  seed_harness "$1" "$2" "${INNER:-8,64,512}" "${REPS:-200}" --pair "$3"
 }
