@@ -15,7 +15,7 @@ the encodings cuobjdump prints (Volta and later: the top 23 bits of each 128-bit
 stall count, yield, write barrier, read barrier, wait mask). With --loops it prints instead,
 per kernel, every loop's first and last address and the first's offset in a 128-byte line
 (`KERNEL FIRST LAST OFFSET`, the shortest loop first): the placements
-scripts/gpu/placement-experiment.sh matches trace-free and traced builds by. cuobjdump comes from $ARGUS_CUOBJDUMP, PATH,
+experiments/trace-overhead/placement-experiment.sh matches trace-free and traced builds by. cuobjdump comes from $ARGUS_CUOBJDUMP, PATH,
 /usr/local/cuda/bin or the project's .venv (scripts/requirements.txt). No GPU needed: compare a
 variant's SASS with the trace-free build's before measuring it.
 """

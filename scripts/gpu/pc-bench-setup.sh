@@ -1,5 +1,5 @@
 # Sourced ON the GPU machine by the bench/pc_overhead experiments (mapping-cost.sh,
-# sass-granularity.sh): `source scripts/gpu/pc-bench-setup.sh WORKDIR`. Builds the bench and the
+# experiments/cupti-collectors/sass-granularity.sh): `source scripts/gpu/pc-bench-setup.sh WORKDIR`. Builds the bench and the
 # CUPTI collector (the build log goes to $out/build.log) and sets $out, $exe, $lib and $work
 # (WORKDIR, emptied).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -1,4 +1,4 @@
-"""Edits of the seed compute kernel's full_trace PTX for scripts/gpu/record-layout-experiment.sh
+"""Edits of the seed compute kernel's full_trace PTX for experiments/trace-overhead/record-layout-experiment.sh
 (issue 5: where the tracing overhead goes). Usage: record_layout_edits.py FULL_TRACE.ptx VARIANT
   nostore  both record stores removed (the floor: everything else of the instrumentation stays)
   early    the end marker's leader election, slot clamp, record address and sequence number are

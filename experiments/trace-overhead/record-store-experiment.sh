@@ -4,7 +4,7 @@
 # and 1), alternating twice, compute and memory kernels at inner 8/64/512. summarize.py checks that
 # every traced launch kept all 65,536 records with none dropped.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 ARGUS_BUILD_DIR="${ARGUS_BUILD_DIR:-/tmp/argus-build-rs}" gpu_build build.log argus argus_inject
 for round in 1 2; do

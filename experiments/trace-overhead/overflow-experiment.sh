@@ -2,7 +2,7 @@
 # Runs ON the GPU machine: the seed tracing-overhead benchmark with the trace pass's two overflow
 # modes (count: atomic on overflow; clamp: branch-free, sequence-numbered records) at three sizes.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build build.log
 for mode in count clamp; do

@@ -7,7 +7,7 @@ The input is a seed kernel built with `argus build --variant full_trace --pass-o
 record_place=end` (record_layout=compact, the default; bench/trace_overhead/argus.yaml): the
 lowering before the twelfth session made record_place=begin the default, which the `placebegin`
 edit reproduces. The edits are for timing
-(scripts/gpu/record-layout-experiment.sh variants `compact+EDIT`), not a pass:
+(experiments/trace-overhead/record-layout-experiment.sh variants `compact+EDIT`), not a pass:
 
   all    every active lane stores the record (the store predicated on tracing being on instead
          of lane 0): late16's form (record_layout_edits.py). Only correct while every lane runs

@@ -8,7 +8,7 @@
 # unset and lane 0's store is predicated off): the figures are the instructions' own stalls.
 # Writes $OUT/stall-<build>-<inner>.csv (ncu's source page, SASS, CSV) and the reports.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 [ -n "${B:-}" ] || gpu_build stall-build.log argus argus_inject
 spec=bench/trace_overhead/argus.yaml

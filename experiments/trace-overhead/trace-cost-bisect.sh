@@ -9,7 +9,7 @@
 #   lane0     leader = lane 0 (%laneid == 0) instead of activemask + elect.sync
 #   nocount   the record counter stays 0 (every record goes to the slot's first place)
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 ARGUS_BUILD_DIR=/tmp/argus-build-lead gpu_build build.log argus argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"

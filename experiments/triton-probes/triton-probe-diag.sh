@@ -7,7 +7,7 @@
 # hanging probe waits: a GPU kernel that never finishes (utilization stays 100 %) or a process
 # waiting for the turn (flock in its wait channel).
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup "${OUT:-/tmp/argus-out}/triton-diag"
 gpu_build build.log argus argus_inject
 ws=/tmp/argus-ws-triton-diag

@@ -6,7 +6,7 @@
 # many instances counted anything, and whether the per-instance values sum to the totals. The
 # fourth session saw all-zero values at `sm` with both flushes; `smsp` was not tried. One minute.
 set -uo pipefail
-source scripts/gpu/pc-bench-setup.sh /tmp/sass-granularity
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/pc-bench-setup.sh" /tmp/sass-granularity
 for g in gpu sm smsp; do
   for flush in deferred launch; do
     d="$work/$g-$flush"

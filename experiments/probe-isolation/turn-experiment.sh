@@ -14,7 +14,7 @@
 #            emptied of the program's earlier work
 # joined with +, e.g. idle2+settle5.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build build.log argus argus_inject
 for rep in $(seq "${REPEATS:-1}"); do

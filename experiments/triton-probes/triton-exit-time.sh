@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (carry .debs): how long a Triton program takes to exit, with and without
 # Argus's injection library. A Triton probe process was seen to stay a zombie holding GPU memory
-# for ~10 s after its script finished (scripts/gpu/triton-probe-diag.sh). Runs
+# for ~10 s after its script finished (experiments/triton-probes/triton-probe-diag.sh). Runs
 # examples/triton_matmul/run.py three times each: plain; under libargus_inject.so; under it with
 # kernel times off (ARGUS_TRACE_KERNEL_TIMES=0, no CUPTI activity); under it with the GPU turn
 # (ARGUS_GPU_TURN). Prints, per run, the time to PASS (the script's last line) and from PASS to
 # the process's end as its parent sees it. Under three minutes.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build build.log argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"

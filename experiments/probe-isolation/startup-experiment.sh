@@ -16,7 +16,7 @@
 #   injconn1 inject with CUDA_DEVICE_MAX_CONNECTIONS=1
 # Usage: N=8 REPEATS=3 MODES="plain inject notimes" startup-experiment.sh
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build startup-build.log argus argus_inject
 inject="$B/src/backends/region_trace/libargus_inject.so"

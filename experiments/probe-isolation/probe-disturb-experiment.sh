@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (carry .debs): issue 7's isolation question turned around. Which
 # activity of another process, one that does not take the device's turn, changes a probe's
-# measured latency? For each neighbour of bench/probe_multirun/disturb.cu ($MODES, default below;
+# measured latency? For each neighbour of experiments/probe-isolation/disturb.cu ($MODES, default below;
 # `alone` runs without one, first and last), the TMA GEMM's 8 probes (both TMA loads, iterations
 # 0-3) are answered one process at a time in a fresh workspace whose reference run was made
 # without the neighbour; the neighbour runs from 1 s before the probe query to its end. A mode
@@ -30,10 +30,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 source scripts/gpu/lib.sh
 gpu_setup
-gpu_build disturb-build.log argus argus_inject argus_bench_disturb
-disturb="$B/bench/probe_multirun/argus_bench_disturb"
+gpu_build disturb-build.log argus argus_inject
 w=/tmp/probe-disturb
 rm -rf "$w"; mkdir -p "$w"
+# The neighbour is built here, not by the project's CMake (experiments are not part of the build).
+disturb="$w/argus_bench_disturb"
+nvcc -std=c++17 -O2 -arch=sm_90a -Xcompiler -pthread -o "$disturb" \
+  experiments/probe-isolation/disturb.cu >>"$out/disturb-build.log" 2>&1 ||
+  { echo "disturb.cu did not build (see $out/disturb-build.log)"; exit 1; }
 common=(--program examples/tma_gemm/argus.yaml --kernel tma_gemm --region mainloop/tma_load
   --scope iter=0..3)
 modes="${MODES:-alone cpu idle malloc copy pageable hostmem context process kernel alone}"

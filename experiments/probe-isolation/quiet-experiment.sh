@@ -25,7 +25,7 @@ for round in $(seq "${ROUNDS:-3}"); do
     modes+=" alone+quietsetup$setup+quietexit$exit${idle:++idle$idle}/8"
   done
 done
-MODES="$modes alone" OUT="$out/disturb" bash scripts/gpu/probe-disturb-experiment.sh 2>&1 |
+MODES="$modes alone" OUT="$out/disturb" bash experiments/probe-isolation/probe-disturb-experiment.sh 2>&1 |
   grep -v "neighbour: $" | tail -$((4 + $(wc -w <<<"$modes") + 1))
 gpu_build bench-build.log argus argus_inject
 for s in ${BENCH:-150/0 150/30}; do

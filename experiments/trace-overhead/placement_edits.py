@@ -14,7 +14,7 @@ block, which also loads and compares the pointer, 3 for each further one; PAD 1.
 so (registers renamed; in the trace-free seed_memory from PAD 3 on one HFMA2.MMA in the loop
 becomes an IMAD.MOV); check with cuobjdump -sass.
 
-Measured with scripts/gpu/placement-experiment.sh ($PADS): the spread of the trace-free
+Measured with experiments/trace-overhead/placement-experiment.sh ($PADS): the spread of the trace-free
 kernel's duration over paddings is the resolution of any overhead figure taken against one
 trace-free build.
 """

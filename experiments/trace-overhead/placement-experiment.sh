@@ -2,7 +2,7 @@
 # Runs ON the GPU machine (carry .debs): issue 5's overhead figures against where ptxas places
 # the seed kernels' loops. Builds the trace-free and the traced (full_trace, the default compact
 # layout) seed kernels, each with $PADS (default "1 2 3 4 5 6 7 8") padding blocks at the kernel
-# entry (bench/trace_overhead/placement_edits.py: the first block 6 SASS instructions, each
+# entry (experiments/trace-overhead/placement_edits.py: the first block 6 SASS instructions, each
 # further one 3, so 1..8 put the loops at every 16-byte offset within a 128-byte line, checked
 # with cuobjdump for ptxas 13.0), and measures every build like
 # bench/trace_overhead/run.sh (CUPTI medians of 200 launches after 20 warm-ups; $KERNELS:
@@ -20,7 +20,7 @@
 # NCU=1 also profiles each build once with Nsight Compute; PLAIN=1 also runs each without the
 # injection library (below).
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build build.log argus argus_inject
 spec=bench/trace_overhead/argus.yaml
@@ -42,7 +42,7 @@ pads="${PADS:-1 2 3 4 5 6 7 8}"
 # One padded build: its PTX, its executable, its SASS and where its loops start.
 build_padded() {
   local v=$1 p=$2
-  python3 bench/trace_overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
+  python3 experiments/trace-overhead/placement_edits.py $w/$v/seed_kernel.ptx "$p" >"$w/$v$p.ptx" &&
     "$B/argus" build --program $spec --variant original --ptx "$w/$v$p.ptx" -o "$w/$v$p" \
       >"$w/$v$p.build.log" 2>&1 || { echo "build $v$p failed"; tail -5 "$w/$v$p.build.log"; return 1; }
   # Where ptxas put each kernel's inner loop (KERNEL FIRST LAST OFFSET-IN-128-BYTES).

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (carry .debs): issue 5's record-layout experiment. Builds the seed
 # kernel's trace_free and full_trace variants, then PTX edits of the full trace
-# (bench/trace_overhead/record_layout_edits.py: no stores, end-marker work moved to the begin
+# (experiments/trace-overhead/record_layout_edits.py: no stores, end-marker work moved to the begin
 # marker, one 16-byte or one 8-byte store, with or without the streaming cache hint, the halves
 # stored at the markers that know them (split), the end marker's stores deferred to the next
 # begin (deferred)). $VARIANTS picks them; also `compact`, the trace pass's own
 # record_layout=compact lowering with the place taken at the end marker (not an edit), and
-# `compact+EDIT`, edits of it (bench/trace_overhead/compact_edits.py; those edits are of the
+# `compact+EDIT`, edits of it (experiments/trace-overhead/compact_edits.py; those edits are of the
 # lowering as of commit 1db3ecc and refuse today's); `default`, the trace pass's defaults, and
 # `default+EDIT[+EDIT...]`, compact_edits.py's edits of those, chained (`wide`, `constload`, `tidx`,
 # `eon`, `direct`, `entryonly`, `late`, `noexit`...);
@@ -18,7 +18,7 @@
 # medians of 200 launches after 20 warm-ups), two alternating rounds; with PAIRED=1 each variant's
 # launches are instead paired with the trace-free build's in one process (paired.py).
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build build.log argus argus_inject
 spec=bench/trace_overhead/argus.yaml
@@ -39,8 +39,8 @@ variants="${VARIANTS:-nostore early16 early8 full+wb early16+wb early8+wb}"
 chain() {
   local ptx="$1" first="${2%%+*}" rest=
   case "$2" in *+*) rest="${2#*+}" ;; esac
-  if [ -z "$rest" ]; then python3 bench/trace_overhead/compact_edits.py "$ptx" "$first"
-  else python3 bench/trace_overhead/compact_edits.py "$ptx" "$first" | chain /dev/stdin "$rest"; fi
+  if [ -z "$rest" ]; then python3 experiments/trace-overhead/compact_edits.py "$ptx" "$first"
+  else python3 experiments/trace-overhead/compact_edits.py "$ptx" "$first" | chain /dev/stdin "$rest"; fi
 }
 for v in $variants; do
   pad=
@@ -49,11 +49,11 @@ for v in $variants; do
   case "$name" in
     compact|default) edit="cat $w/$name/seed_kernel.ptx" ;;
     default+*) edit="chain $w/default/seed_kernel.ptx ${name#default+}" ;;
-    compact+*) edit="python3 bench/trace_overhead/compact_edits.py $w/compact/seed_kernel.ptx ${name#compact+}" ;;
-    *) edit="python3 bench/trace_overhead/record_layout_edits.py $w/full/seed_kernel.ptx $name" ;;
+    compact+*) edit="python3 experiments/trace-overhead/compact_edits.py $w/compact/seed_kernel.ptx ${name#compact+}" ;;
+    *) edit="python3 experiments/trace-overhead/record_layout_edits.py $w/full/seed_kernel.ptx $name" ;;
   esac
   if [ -n "$pad" ] || { [ "$v" != compact ] && [ "$v" != default ]; }; then
-    $edit | if [ -n "$pad" ]; then python3 bench/trace_overhead/placement_edits.py /dev/stdin "$pad"; else cat; fi > "$w/$v.ptx" &&
+    $edit | if [ -n "$pad" ]; then python3 experiments/trace-overhead/placement_edits.py /dev/stdin "$pad"; else cat; fi > "$w/$v.ptx" &&
       "$B/argus" build --program $spec --variant original --ptx "$w/$v.ptx" -o "$w/$v" >"$w/$v.build.log" 2>&1 ||
       { echo "build $v failed"; tail -5 "$w/$v.build.log"; }
   fi

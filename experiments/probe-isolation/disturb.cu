@@ -1,4 +1,4 @@
-// A neighbour for scripts/gpu/probe-disturb-experiment.sh (issue 7): which activity of another
+// A neighbour for experiments/probe-isolation/probe-disturb-experiment.sh (issue 7): which activity of another
 // process on the same GPU changes a forced-completion probe's measured latency? It does one kind
 // of thing in a loop, without taking the device's turn, until SIGTERM or SIGINT, then prints
 // how many rounds it did. Usage: argus_bench_disturb MODE [PAUSE_MS]: PAUSE_MS (default 0) is a

@@ -2,7 +2,7 @@
 # Runs ON the GPU machine: the seed tracing-overhead benchmark with both trace time bases
 # (globaltimer, clock64) at three sizes, to choose the default. Logs under $OUT (default /tmp/argus-out).
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu/lib.sh"
 gpu_setup
 gpu_build build.log
 for tb in globaltimer clock64; do
