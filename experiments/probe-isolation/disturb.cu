@@ -1,9 +1,9 @@
-// A neighbour for experiments/probe-isolation/probe-disturb-experiment.sh (issue 7): which activity of another
-// process on the same GPU changes a forced-completion probe's measured latency? It does one kind
-// of thing in a loop, without taking the device's turn, until SIGTERM or SIGINT, then prints
-// how many rounds it did. Usage: argus_bench_disturb MODE [PAUSE_MS]: PAUSE_MS (default 0) is a
-// sleep between rounds (malloc, copy, kernel, context, process), to see how long the effect of one
-// round lasts.
+// A neighbour for experiments/probe-isolation/probe-disturb-experiment.sh (issue 7): which
+// activity of another process on the same GPU changes a forced-completion probe's measured
+// latency? It does one kind of thing in a loop, without taking the device's turn, until SIGTERM
+// or SIGINT, then prints how many rounds it did. Usage: argus_bench_disturb MODE [PAUSE_MS]:
+// PAUSE_MS (default 0) is a sleep between rounds (malloc, copy, kernel, context, process), to see
+// how long the effect of one round lasts.
 //   cpu      four threads spinning on the host; no CUDA at all (the control)
 //   idle     a context holding 1 GiB of device memory, asleep
 //   malloc   cudaMalloc and cudaFree of 64 MiB (page-table updates, no kernels)
