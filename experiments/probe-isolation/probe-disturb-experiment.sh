@@ -10,7 +10,7 @@
 # the neighbour's rounds; MODE/N answers the query with N probe processes at once
 # (--concurrent-probes N, default 1): `alone/8` against `kernel/8` (1-block kernels back to back
 # keep the GPU busy) tests whether the first kernels of a concurrent batch, the ones that came out
-# high in BENCHMARKS.md, are so because the GPU was idle before them. Knobs for the queries
+# high in experiments/HISTORY.md, are so because the GPU was idle before them. Knobs for the queries
 # (reference and probes) follow the neighbour, before any /N: MODE+lazy sets
 # CUDA_MODULE_LOADING=LAZY (each process uploads its kernel's code at the first launch, inside its
 # turn, instead of at set-up beside the other processes' set-ups), MODE+settleN

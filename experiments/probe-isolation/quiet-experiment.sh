@@ -10,7 +10,7 @@
 # Prints the disturb table (probes more than 15 % off the one-at-a-time run) and, per bench
 # setting, the timing rows and the largest latency difference. About 5 minutes. Since the
 # eleventh session every holder also empties the L2 (ARGUS_GPU_TURN_L2=empty, the default), which
-# made the quiet time unnecessary (BENCHMARKS.md); set ARGUS_GPU_TURN_L2=none to study the quiet
+# made the quiet time unnecessary (experiments/HISTORY.md); set ARGUS_GPU_TURN_L2=none to study the quiet
 # time alone.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -73,7 +73,7 @@ today's lowering (they need the end marker's copies), the others apply to both:
          whose path is then its timer read alone: the program's loop-bound reload no longer waits
          for that store's register reads. Records go from place 1 up; place 0's second half takes
          the first begin's store (timing only: the counts stay in place 2 cap - 2, so the
-         records do not decode). Measured (BENCHMARKS.md, seventeenth session) and the lowering
+         records do not decode). Measured (experiments/HISTORY.md, seventeenth session) and the lowering
          since (format.h kLayoutCountFirst), which this edit refuses.
   entryonly  no marker code in the occurrence loop (no timer reads, place, count or record
          store), the entry and the exits' closing work kept: with `noexit` and the default build,
@@ -108,7 +108,7 @@ today's lowering (they need the end marker's copies), the others apply to both:
 Measured before (2026-11-30, on the lowering of commit 2e5b3cd, which elected the storing lane
 and compared the count with the slot's last place before the store): `clamp` (the place clamped
 instead of compared), `ne` (no election: every lane stores), `eb` (election at the begin marker);
-BENCHMARKS.md has their figures.
+experiments/HISTORY.md has their figures.
 """
 import sys
 

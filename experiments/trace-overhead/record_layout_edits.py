@@ -35,7 +35,7 @@
            marker values (one timer read per warp), so lane k picks word k with three selects
            on its lane bits; a diverged warp keeps the elected lane's two stores, branched
            around when converged. The stores' cost follows the bytes of registers they read,
-           warp-wide (BENCHMARKS.md), which this cuts eightfold.
+           warp-wide (experiments/HISTORY.md), which this cuts eightfold.
   late16   the fewest marker instructions that keep the fields: a 16-byte record {begin, end (low
            32 bits each), meta, iteration} stored once, at the end marker, by every lane of the
            warp (same data, same address: no activemask/elect.sync, predicated on the trace being
