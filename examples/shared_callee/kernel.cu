@@ -1,4 +1,4 @@
-// shared_callee: the ground-truth kernel for exact dynamic ownership (DESIGN.md "Dynamic
+// shared_callee: the ground-truth kernel for exact ownership (docs/architecture.md, "Dynamic
 // ownership"). One `__noinline__` helper is called from two regions with different trip counts:
 //   light        kLightCalls calls, kLightTrips loop trips each    (many cheap calls)
 //   heavy        kHeavyCalls calls, kHeavyTrips loop trips each    (few expensive calls)
