@@ -9,10 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "argus/planner/planner.h"
-#include "argus/query/query.h"
+#include "argus/session/query.h"
 #include "argus/support/status.h"
-#include "argus/workspace/workspace.h"
 
 namespace argus::cli {
 
@@ -30,28 +28,8 @@ std::vector<Command> addPtxCommands(CLI::App& app);
 /// `argus recipes`
 std::vector<Command> addRecipesCommands(CLI::App& app);
 
-/// The query flags `plan` and `query` share.
-struct QueryOptions {
-  std::string queryFile;
-  std::string program, kernel, region, scope, signals, workspace, ops;
-  std::string recipes;
-  std::string version;  ///< A program version of the workspace, in place of program.
-  std::vector<std::string> traceOptions;  ///< --trace-option KEY=VALUE, repeatable.
-};
-/// Registers the shared query flags on a verb.
-void addQueryOptions(CLI::App& verb, QueryOptions& options);
-
-/// A query with its recipe catalog and plan, ready to run.
-struct PreparedQuery {
-  query::Query query;
-  planner::RecipeCatalog catalog;
-  planner::QueryPlan plan;
-  /// --version: the workspace's program version the query runs on (checked out for it).
-  std::optional<workspace::VersionId> version{};
-};
-/// Builds the query (flags or --query FILE), loads recipes and the program's region structure,
-/// and plans it.
-Result<PreparedQuery> prepareQuery(const QueryOptions& options);
+/// Registers the query flags `plan` and `query` share on a verb.
+void addQueryOptions(CLI::App& verb, session::QueryRequest& options);
 
 /// `argus plan`
 std::vector<Command> addPlanCommands(CLI::App& app);

@@ -2,150 +2,34 @@
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include "argus/planner/planner.h"
-#include "argus/program/checkout.h"
-#include "argus/program/program.h"
-#include "argus/program/triton.h"
-#include "argus/ptx/parser.h"
-#include "argus/support/process.h"
+#include "argus/report/plan.h"
 #include "commands.h"
 
 namespace argus::cli {
 namespace {
 
 struct PlanOptions {
-  QueryOptions query;
+  session::QueryRequest query;
   bool json = false;
   bool dot = false;
   bool explain = false;
 };
 
-Result<query::Query> buildQuery(const QueryOptions& o) {
-  if (!o.queryFile.empty()) {
-    auto text = readFile(o.queryFile);
-    if (!text) return std::unexpected(text.error());
-    auto parsed = nlohmann::json::parse(*text, nullptr, false);
-    if (parsed.is_discarded()) return fail("query", fmt::format("{}: not valid JSON", o.queryFile));
-    auto q = query::queryFromJson(parsed);
-    if (!q) return std::unexpected(Error{"query", o.queryFile + ": " + q.error().message});
-    return q;
-  }
-  if (o.program.empty() || o.signals.empty())
-    return fail("query", "give --program and --signals (and usually --region), or --query FILE");
-  query::Query q;
-  q.program = o.program;
-  q.kernel = o.kernel;
-  q.region = o.region;
-  q.workspace = o.workspace;
-  auto scope = query::parseScope(o.scope);
-  if (!scope) return std::unexpected(scope.error());
-  q.scope = std::move(*scope);
-  auto signals = query::parseSignalList(o.signals);
-  if (!signals) return std::unexpected(signals.error());
-  q.signals = std::move(*signals);
-  auto traceOptions = query::parseTraceOptions(o.traceOptions, "--trace-option");
-  if (!traceOptions) return std::unexpected(traceOptions.error());
-  q.traceOptions = std::move(*traceOptions);
-  if (!o.ops.empty()) {
-    auto ops = query::parseSignalList(o.ops);  // the same comma-separated list rules
-    if (!ops) return fail("query", fmt::format("--ops `{}` has an empty entry", o.ops));
-    q.ops = std::move(*ops);
-  }
-  return q;
-}
-
 int runPlan(const PlanOptions& o) {
-  auto prepared = prepareQuery(o.query);
+  auto prepared = session::prepareQuery(o.query);
   if (!prepared) return reportError(prepared.error());
   if (o.json)
-    std::cout << planner::toJson(prepared->plan).dump(2) << "\n";
+    std::cout << report::planJson(prepared->plan).dump(2) << "\n";
   else if (o.dot)
-    std::cout << prepared->plan.plan.toDot();
+    std::cout << report::planDot(prepared->plan);
   else
-    std::cout << planner::toText(prepared->plan, o.explain);
+    std::cout << report::planText(prepared->plan, o.explain);
   return 0;
-}
-
-/// What the planner needs of a target. A Triton program's PTX exists only after a GPU run, so
-/// its region tree comes from the spec (or a TTGIR it lists) and the plan's first task dumps
-/// the PTX; other targets are planned from their PTX.
-Result<planner::ProgramContext> programContext(const std::string& target) {
-  const auto ext = std::filesystem::path(target).extension();
-  unsigned gpus = 1;
-  std::map<std::string, std::array<uint32_t, 3>> blocks;
-  if (ext == ".yaml" || ext == ".yml") {
-    auto spec = program::loadProgramSpec(target);
-    if (!spec) return std::unexpected(spec.error());
-    if (spec->language == "triton") {
-      auto regions = program::tritonPlanningRegions(*spec);
-      if (!regions) return std::unexpected(regions.error());
-      auto version = program::tritonProgramVersion(*spec);
-      if (!version) return std::unexpected(version.error());
-      planner::ProgramContext context{target, std::move(*version), std::move(*regions), "triton"};
-      context.gpus = spec->run.gpus;
-      context.blocks = program::blockShapes(*spec);  // as `argus build` gives the trace pass
-      return context;
-    }
-    gpus = spec->run.gpus;
-    blocks = program::blockShapes(*spec);
-  }
-  auto source = program::loadTargetPtx(target);
-  if (!source) return std::unexpected(source.error());
-  auto module = ptx::parseModule(source->text, source->displayName);
-  if (!module) return std::unexpected(module.error());
-  auto regions = ptx::analyzeRegions(*module);
-  if (!regions) return std::unexpected(regions.error());
-  planner::ProgramContext context{target, source->version, std::move(*regions)};
-  context.gpus = gpus;
-  context.blocks = std::move(blocks);
-  return context;
 }
 
 }  // namespace
 
-Result<PreparedQuery> prepareQuery(const QueryOptions& options) {
-  QueryOptions o = options;
-  std::optional<workspace::VersionId> version;
-  if (!o.version.empty()) {
-    // A program version of the workspace (an optimizer's fork): its files are checked out into
-    // the workspace and the query runs on the spec there.
-    if (!o.program.empty() || !o.queryFile.empty())
-      return fail("query", "--version names the program; give it without --program or --query");
-    if (o.workspace.empty())
-      return fail("query", fmt::format("--version {} needs --workspace, the workspace that holds "
-                                       "it",
-                                       o.version));
-    auto ref = workspace::parseObjectRef(o.version);
-    if (!ref ||
-        (ref->kind != workspace::ObjectKind::version && ref->kind != workspace::ObjectKind::any))
-      return fail("query", fmt::format("--version `{}`: give a program version id like v3 "
-                                       "(`argus ws list` shows them)",
-                                       o.version));
-    auto ws = workspace::Workspace::open(o.workspace, workspace::OpenOptions{.create = false});
-    if (!ws) return std::unexpected(ws.error());
-    version = workspace::VersionId(ref->value);
-    auto spec =
-        program::checkoutVersion(*ws, *version, ws->directory() / "checkouts" / version->text());
-    if (!spec) return std::unexpected(spec.error());
-    o.program = spec->string();
-  }
-  auto q = buildQuery(o);
-  if (!q) return std::unexpected(q.error());
-  auto catalog =
-      planner::RecipeCatalog::load(o.recipes.empty() ? planner::RecipeCatalog::defaultDirectory()
-                                                     : std::filesystem::path(o.recipes));
-  if (!catalog) return std::unexpected(catalog.error());
-  auto context = programContext(q->program);
-  if (!context) return std::unexpected(context.error());
-  auto plan = planner::planQuery(*q, *catalog, *context);
-  if (!plan) return std::unexpected(plan.error());
-  return PreparedQuery{std::move(*q), std::move(*catalog), std::move(*plan), version};
-}
-
-void addQueryOptions(CLI::App& verb, QueryOptions& o) {
+void addQueryOptions(CLI::App& verb, session::QueryRequest& o) {
   verb.add_option("--query", o.queryFile,
                   "Query as a JSON file (fields program, kernel, "
                   "region, scope, signals, workspace, ops)");

@@ -159,25 +159,6 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
   return timingJson(all, *map, regionPath, launches, notes, kernelNs);
 }
 
-Result<json> bundleTimeline(std::string_view bundleBytes) {
-  auto bundle = backends::decodeBundle(bundleBytes);
-  if (!bundle) return std::unexpected(bundle.error());
-  json events = json::array();
-  for (const auto& launch : bundle->launches) {
-    if (launch.buffer.empty()) continue;
-    const std::string kernel = launch.info.value("kernel", "");
-    if (!bundle->traceMap.contains(kernel)) continue;
-    auto map = trace::parseTraceMap(bundle->traceMap[kernel]);
-    if (!map) return std::unexpected(map.error());
-    auto decoded = trace::decodeTrace(
-        std::as_bytes(std::span(launch.buffer.data(), launch.buffer.size())), *map);
-    if (!decoded) return std::unexpected(decoded.error());
-    json trace = trace::chromeTrace(*decoded, *map);
-    for (auto& e : trace["traceEvents"]) events.push_back(e);
-  }
-  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};
-}
-
 void registerSynthesisExecutors(runtime::ExecutorRegistry& registry) {
   (void)registry.add(evidenceExecutor(
       "region_timing", "decodes region-trace evidence into observed per-region durations",

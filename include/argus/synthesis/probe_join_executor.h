@@ -23,14 +23,6 @@ namespace argus::synthesis {
     const nlohmann::json& opSites, std::string_view referenceBundle,
     const std::map<std::string, runtime::Artifact>& evidence);
 
-/// A readable table of an op_latency document (op, kind, iteration, median latency, exposed,
-/// slack, method) plus what was not probed.
-[[nodiscard]] std::string opLatencyText(const nlohmann::json& opLatency);
-
-/// A readable summary of discovery's op_sites: the probe branches it added (op, iteration,
-/// instances in the reference), the sites it did not probe and the collections it could not add.
-[[nodiscard]] std::string opSitesText(const nlohmann::json& opSites);
-
 /// Registers `probe_join` (inputs `async_discovery.op_sites`, `reference_trace.evidence`; the
 /// probes' outputs arrive as evidence; output `op_latency`).
 [[nodiscard]] Result<void> registerProbeJoinExecutor(runtime::ExecutorRegistry& registry);

@@ -30,9 +30,6 @@ namespace argus::synthesis {
                                                       const std::string& regionPath,
                                                       const query::Scope& scope);
 
-/// The Chrome/Perfetto timeline of every traced launch in a bundle (one process per SM).
-[[nodiscard]] Result<nlohmann::json> bundleTimeline(std::string_view bundleBytes);
-
 /// Registers the `region_timing` Synthesize executor (input `evidence`: a trace bundle; outputs
 /// `duration` and `occurrences`, JSON).
 void registerSynthesisExecutors(runtime::ExecutorRegistry& registry);

@@ -1,16 +1,17 @@
-// Text rendering of attributed per-PC signals (argus.pc_signal/1) for `argus query`: one table
-// per signal (region, value, share, ambiguity) and the per-source-file view beside it.
-#include "pc_report.h"
+// Text rendering of attributed per-PC signals (argus.pc_signal/1): one table per signal (region,
+// value, share, ambiguity) and the per-source-file view beside it.
+#include "argus/report/text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-namespace argus::cli {
+namespace argus::report {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -58,12 +59,13 @@ std::string percent(const json& share) {
 
 }  // namespace
 
-bool printPcSignal(const nlohmann::ordered_json& value) {
-  if (!value.is_object() || value.value("schema", "") != "argus.pc_signal/1") return false;
+std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
+  if (!value.is_object() || value.value("schema", "") != "argus.pc_signal/1") return std::nullopt;
+  std::string out;
   const bool wide = value["total"]["value"].is_object();
   const size_t parts = wide ? 4 : 0;
   const bool percents = value.value("signal", "") != "ncu_source_counters";
-  fmt::print("  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", "region", wide ? "" : "value", "share",
+  out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", "region", wide ? "" : "value", "share",
              "ambiguous", "H bits", wide ? "  value" : "");
   auto row = [&](const std::string& name, const json& r, bool ambiguity) {
     std::string amb = "-", bits = "-";
@@ -72,10 +74,10 @@ bool printPcSignal(const nlohmann::ordered_json& value) {
       bits = fmt::format("{:.2f}", r["ambiguity"].value("mean_entropy_bits", 0.0));
     }
     if (wide)
-      fmt::print("  {:<30} {:>14} {:>8} {:>10} {:>7}  {}\n", name.substr(0, 30), "",
+      out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}  {}\n", name.substr(0, 30), "",
                  percent(r["share"]), amb, bits, cell(r["value"], parts, percents));
     else
-      fmt::print(
+      out += fmt::format(
           "  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", name.substr(0, 30), cell(r["value"], 0, false),
           percent(r["share"]), amb, bits,
           r.contains("threads_per_inst") && r["threads_per_inst"]["value"].is_number()
@@ -85,38 +87,38 @@ bool printPcSignal(const nlohmann::ordered_json& value) {
   for (const auto& [name, r] : value["regions"].items()) row(name, r, true);
   json total = {{"value", value["total"]["value"]}, {"share", 1.0}};
   row("total", total, false);
-  fmt::print("  (a region's row counts its own PCs; its subregions have their own rows)\n");
-  fmt::print("  per source file (where the instructions' source lines are):\n");
+  out += fmt::format("  (a region's row counts its own PCs; its subregions have their own rows)\n");
+  out += fmt::format("  per source file (where the instructions' source lines are):\n");
   for (const auto& [name, r] : value["source_files"].items()) row("  " + name, r, false);
 
   const json& ev = value["evidence"];
   if (value.value("exact", false)) {
-    fmt::print("  exact: every PC has one owner or its owners' shares come from the mapping run");
+    out += fmt::format("  exact: every PC has one owner or its owners' shares come from the mapping run");
   } else {
-    fmt::print("  ESTIMATE:");
+    out += fmt::format("  ESTIMATE:");
     for (const auto& reason : value["estimate_reasons"])
-      fmt::print(" [{} PCs: {}]", reason.value("pcs", 0), reason.value("reason", ""));
+      out += fmt::format(" [{} PCs: {}]", reason.value("pcs", 0), reason.value("reason", ""));
   }
   if (value["mapping"].is_object())
-    fmt::print(" (mapping run: {} PCs joined, {} join mismatches reported)",
+    out += fmt::format(" (mapping run: {} PCs joined, {} join mismatches reported)",
                value["mapping"].value("joined_pcs", 0), value["mapping"].value("mismatches", 0));
-  fmt::print("; {} PCs with several owners\n", value.value("ambiguous_pcs", 0));
+  out += fmt::format("; {} PCs with several owners\n", value.value("ambiguous_pcs", 0));
   std::string check = ev["cubin_check"].value("method", "?");
   std::string hash = ev["cubin"].value("hash", "");
-  fmt::print("  evidence: {} on the {} build, cubin {} ({})", ev.value("collector", "?"),
+  out += fmt::format("  evidence: {} on the {} build, cubin {} ({})", ev.value("collector", "?"),
              ev.value("variant", "?"), hash.substr(0, 12), check);
   if (ev["sass_check"].is_object())
-    fmt::print(", painted SASS {} unpainted",
+    out += fmt::format(", painted SASS {} unpainted",
                ev["sass_check"].value("painted_equals_unpainted", false) ? "==" : "DIFFERS FROM");
   if (ev.contains("kernel_total_inst_executed"))
-    fmt::print(", CUPTI kernel total {} warp inst",
+    out += fmt::format(", CUPTI kernel total {} warp inst",
                number(ev["kernel_total_inst_executed"].get<double>()));
   if (ev.contains("kernel_totals") && ev["kernel_totals"].contains("launches"))
     for (const auto& l : ev["kernel_totals"]["launches"])
       for (const auto& [k, v] : l.items())
-        if (v.is_number()) fmt::print(", ncu {} {}", k, number(v.get<double>()));
-  fmt::print("\n");
-  return true;
+        if (v.is_number()) out += fmt::format(", ncu {} {}", k, number(v.get<double>()));
+  out += "\n";
+  return out;
 }
 
-}  // namespace argus::cli
+}  // namespace argus::report

@@ -1,0 +1,25 @@
+// The ncu adapter's registration record (argus/backends/adapter.h).
+#include "argus/backends/adapter.h"
+#include "argus/backends/pc_collect.h"
+
+namespace argus::backends::adapters {
+
+const AdapterRecord& ncu() {
+  static const AdapterRecord record{
+      .name = "ncu",
+      .description = "Nsight Compute source counters of the reference build, imported per PC",
+      .executors = {"ncu"},
+      .machineNeeds = {"a CUDA GPU", "Nsight Compute (ncu on PATH)"},
+      .registerExecutors =
+          [](runtime::ExecutorRegistry& registry, const AdapterContext& context) -> Result<void> {
+            if (!context.spec)
+              return fail("ncu", "the ncu adapter runs a program, so it needs a program spec "
+                                "(argus.yaml)");
+            registerNcuExecutor(registry, *context.spec);
+            return {};
+          },
+  };
+  return record;
+}
+
+}  // namespace argus::backends::adapters
