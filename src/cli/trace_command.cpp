@@ -12,6 +12,7 @@
 #include "argus/backends/run.h"
 #include "argus/backends/trace_dir.h"
 #include "argus/query/scope.h"
+#include "argus/report/timeline.h"
 #include "argus/support/process.h"
 #include "argus/synthesis/region_timing.h"
 #include "argus/trace/proton.h"
@@ -171,7 +172,7 @@ int runTrace(const TraceOptions& o) {
   auto timing = synthesis::regionTiming(bytes, o.region, *scope);
   if (!timing) return reportError(timing.error());
   if (!o.chromeTrace.empty()) {
-    auto timeline = synthesis::bundleTimeline(bytes);
+    auto timeline = report::bundleTimeline(bytes);
     if (!timeline) return reportError(timeline.error());
     if (auto ok = writeFile(o.chromeTrace, timeline->dump()); !ok) return reportError(ok.error());
   }

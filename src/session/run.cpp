@@ -100,7 +100,7 @@ report::SignalEntry signalEntry(const std::string& signal, const std::string& ta
                                 const std::string& wsName,
                                 const std::map<std::string, std::string>& reasons) {
   const auto& q = prepared.query;
-  report::SignalEntry entry{.signal = signal, .task = taskId};
+  report::SignalEntry entry{.signal = signal, .task = taskId, .status = {}};
   if (const planner::Recipe* recipe = prepared.catalog.producing(signal); recipe != nullptr) {
     entry.qualification = std::string(planner::qualificationName(recipe->qualification));
     for (const auto& s : recipe->signals)
