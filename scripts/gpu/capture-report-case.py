@@ -264,6 +264,10 @@ def main():
     if case is None:
         sys.exit(f"capture-report-case: no task in {a.workspace} made `{a.signal}`")
     (out / "case.json").write_text(json.dumps(case, indent=2) + "\n")
+    for f in sorted(out.rglob("*")):
+        if f.is_file() and f.stat().st_size > (1 << 20):
+            print(f"capture-report-case: {f} is {f.stat().st_size >> 20} MiB; a smaller query "
+                  "(scope, fewer launches) keeps the repository small", file=sys.stderr)
     print(f"wrote {out}/case.json; `ARGUS_UPDATE_GOLDEN=1 "
           "build/tests/report_golden/argus_report_golden_tests` writes its expected files")
 
