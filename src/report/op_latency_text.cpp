@@ -7,16 +7,7 @@
 #include "argus/report/text.h"
 
 namespace argus::report {
-namespace {
-
 using json = nlohmann::json;
-
-std::string formatValue(double v, const std::string& unit) {
-  if (unit == "ns") return formatNs(v);
-  return fmt::format("{:.0f} {}", v, unit);
-}
-
-}  // namespace
 
 std::string opLatencyText(const json& v) {
   const std::string unit = v.value("unit", "ns");
@@ -34,10 +25,10 @@ std::string opLatencyText(const json& v) {
     out += fmt::format(
         "  {:<28} {:<9} {:>5} {:>12} {:>12} {:>12} {:>7}  {}{}\n", e.value("op", ""),
         e.value("kind", ""), e.value("iteration", 0),
-        formatValue(e["latency"].value("median", 0.0), unit),
-        derived ? formatValue(e["exposed"].value("median", 0.0), unit) : std::string("-"),
-        derived ? formatValue(e.value("slack", 0.0), unit) : std::string("-"), e.value("joined", 0),
-        e.value("method", ""), phase ? " (whole phase*)" : "");
+        formatQuantity(e["latency"].value("median", 0.0), unit),
+        derived ? formatQuantity(e["exposed"].value("median", 0.0), unit) : std::string("-"),
+        derived ? formatQuantity(e.value("slack", 0.0), unit) : std::string("-"),
+        e.value("joined", 0), e.value("method", ""), phase ? " (whole phase*)" : "");
   }
   if (tripOnly)
     out +=

@@ -56,7 +56,84 @@ std::string valueText(const std::string& signal, const Json& value) {
   if (signal == "op_latency" && value.contains("ops"))
     return opLatencyText(nlohmann::json::parse(value.dump()));
   if (auto pc = pcSignalText(value)) return *pc;
-  return fmt::format("  {}\n", value.dump());
+  return genericText(value);
+}
+
+/// A scalar (or a short array of scalars) as one table cell or value.
+std::string scalarText(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    return d == std::floor(d) && std::abs(d) < 1e15 ? fmt::format("{:.0f}", d)
+                                                    : fmt::format("{:.4g}", d);
+  }
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& e : v) out += (out.empty() ? "" : ",") + scalarText(e);
+    return out;
+  }
+  return v.dump();
+}
+
+bool isScalar(const Json& v) {
+  if (v.is_array())
+    return v.size() <= 8 &&
+           std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_primitive(); });
+  return v.is_primitive();
+}
+
+void genericLines(const Json& value, const std::string& indent, int depth, std::string& out) {
+  constexpr std::size_t kLongText = 160;
+  for (const auto& [key, v] : value.items()) {
+    if (v.is_string() && v.get<std::string>().size() > kLongText) {
+      const auto& text = v.get<std::string>();
+      out += fmt::format("{}{}: ({} characters, {} lines; in --json)\n", indent, key, text.size(),
+                         std::count(text.begin(), text.end(), '\n') + 1);
+    } else if (isScalar(v)) {
+      out += fmt::format("{}{}: {}\n", indent, key, scalarText(v));
+    } else if (v.is_array() && !v.empty() &&
+               std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_object(); })) {
+      // A table: one column per field that is scalar in some row, in first-seen order.
+      std::vector<std::string> columns;
+      for (const auto& row : v)
+        for (const auto& [k, cell] : row.items())
+          if (isScalar(cell) && std::find(columns.begin(), columns.end(), k) == columns.end())
+            columns.push_back(k);
+      std::vector<std::vector<std::string>> cells;
+      std::vector<std::size_t> width(columns.size());
+      for (std::size_t c = 0; c < columns.size(); ++c) width[c] = columns[c].size();
+      for (const auto& row : v) {
+        auto& line = cells.emplace_back();
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+          line.push_back(row.contains(columns[c]) && isScalar(row[columns[c]])
+                             ? scalarText(row[columns[c]])
+                             : "-");
+          width[c] = std::max(width[c], line.back().size());
+        }
+      }
+      out += fmt::format("{}{} ({}):\n", indent, key, v.size());
+      auto printRow = [&](const std::vector<std::string>& row) {
+        std::string text = indent + "  ";
+        for (std::size_t c = 0; c < row.size(); ++c)
+          text += fmt::format("{:<{}}{}", row[c], width[c], c + 1 < row.size() ? "  " : "");
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        out += text + "\n";
+      };
+      printRow(columns);
+      for (const auto& row : cells) printRow(row);
+    } else if ((v.is_object() || v.is_array()) && depth < 3) {
+      out += fmt::format("{}{}:{}\n", indent, key, v.empty() ? " (none)" : "");
+      if (v.is_object()) {
+        genericLines(v, indent + "  ", depth + 1, out);
+      } else {
+        for (std::size_t i = 0; i < v.size(); ++i)
+          out += fmt::format("{}  - {}\n", indent,
+                             v[i].is_primitive() ? scalarText(v[i]) : v[i].dump());
+      }
+    } else {
+      out += fmt::format("{}{}: {}\n", indent, key, v.dump());
+    }
+  }
 }
 
 }  // namespace
@@ -67,7 +144,29 @@ std::string formatNs(double ns) {
   return fmt::format("{:.0f} ns", ns);
 }
 
+std::string formatQuantity(double value, std::string_view unit) {
+  if (unit == "ns") return formatNs(value);
+  if (unit == "cycles") {
+    if (value >= 1e6) return fmt::format("{:.3f} Mcyc", value / 1e6);
+    if (value >= 1e4) return fmt::format("{:.1f} kcyc", value / 1e3);
+    return fmt::format("{:.0f} cyc", value);
+  }
+  return fmt::format("{:.0f} {}", value, unit);
+}
+
+std::string genericText(const Json& value) {
+  std::string out;
+  if (value.is_object())
+    genericLines(value, "  ", 0, out);
+  else
+    out = fmt::format("  {}\n", value.dump());
+  return out;
+}
+
 std::string durationText(const Json& value) {
+  // Region traces are in ns; an imported trace may be in the SM's cycles (Proton).
+  const std::string unit = value.value("unit", "ns");
+  const auto q = [&](double v) { return formatQuantity(v, unit); };
   std::string out = fmt::format("  {:<32} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "region", "count",
                                 "mean", "median", "p95", "total");
   for (const auto& r : value["regions"]) {
@@ -76,15 +175,14 @@ std::string durationText(const Json& value) {
     const auto depth = static_cast<size_t>(std::count(path.begin(), path.end(), '/'));
     out += fmt::format("  {:<32} {:>8} {:>12} {:>12} {:>12} {:>12}\n",
                        std::string(2 * depth, ' ') + path.substr(path.rfind('/') + 1),
-                       d.value("count", 0), formatNs(d.value("mean", 0.0)),
-                       formatNs(d.value("median", 0.0)), formatNs(d.value("p95", 0.0)),
-                       formatNs(d.value("total", 0.0)));
+                       d.value("count", 0), q(d.value("mean", 0.0)), q(d.value("median", 0.0)),
+                       q(d.value("p95", 0.0)), q(d.value("total", 0.0)));
   }
   out += fmt::format("  launches {}, dropped records {}\n", value.value("launches", 0),
                      value.value("dropped", 0));
   if (value.contains("traced_kernel"))
     out += fmt::format("  traced kernel (CUPTI, this run): median {} per launch\n",
-                       formatNs(value["traced_kernel"].value("median", 0.0)));
+                       formatNs(value["traced_kernel"].value("median", 0.0)));  // CUPTI: ns
   for (const auto& note : value.value("launch_notes", Json::array()))
     out += fmt::format("  note: {}\n", note.get<std::string>());
   return out;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,15 @@ namespace argus::report {
 
 /// 1234 -> "1.23 us", 1.5e6 -> "1.500 ms", 40 -> "40 ns".
 [[nodiscard]] std::string formatNs(double ns);
+
+/// A value in its unit: ns as formatNs does, cycles as "6168 cyc" / "378.6 kcyc" / "1.581 Mcyc",
+/// anything else as "N unit".
+[[nodiscard]] std::string formatQuantity(double value, std::string_view unit);
+
+/// Any JSON document as indented lines: scalars as `key: value`, arrays of objects as tables
+/// (one column per scalar field), long texts by their size only. For signals without a renderer
+/// of their own, so that their report text stays readable and diffs line by line.
+[[nodiscard]] std::string genericText(const nlohmann::ordered_json& value);
 
 /// An argus.pc_signal/1 document as a table (region, value, share, ambiguity), the total, the
 /// per-source-file view and the evidence's identity checks; nothing for any other value.
