@@ -64,8 +64,8 @@ std::string scalarText(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    return d == std::floor(d) && std::abs(d) < 1e15 ? fmt::format("{:.0f}", d)
-                                                    : fmt::format("{:.4g}", d);
+    if (d == std::floor(d) && std::abs(d) < 1e15) return fmt::format("{:.0f}", d);
+    return std::abs(d) >= 100 ? fmt::format("{:.1f}", d) : fmt::format("{:.4g}", d);
   }
   if (v.is_array()) {
     std::string out;
