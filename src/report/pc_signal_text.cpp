@@ -65,8 +65,8 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
   const bool wide = value["total"]["value"].is_object();
   const size_t parts = wide ? 4 : 0;
   const bool percents = value.value("signal", "") != "ncu_source_counters";
-  out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", "region", wide ? "" : "value", "share",
-             "ambiguous", "H bits", wide ? "  value" : "");
+  out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", "region", wide ? "" : "value",
+                     "share", "ambiguous", "H bits", wide ? "  value" : "");
   auto row = [&](const std::string& name, const json& r, bool ambiguity) {
     std::string amb = "-", bits = "-";
     if (ambiguity && r.contains("ambiguity")) {
@@ -75,7 +75,7 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
     }
     if (wide)
       out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}  {}\n", name.substr(0, 30), "",
-                 percent(r["share"]), amb, bits, cell(r["value"], parts, percents));
+                         percent(r["share"]), amb, bits, cell(r["value"], parts, percents));
     else
       out += fmt::format(
           "  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", name.substr(0, 30), cell(r["value"], 0, false),
@@ -93,7 +93,8 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
 
   const json& ev = value["evidence"];
   if (value.value("exact", false)) {
-    out += fmt::format("  exact: every PC has one owner or its owners' shares come from the mapping run");
+    out += fmt::format(
+        "  exact: every PC has one owner or its owners' shares come from the mapping run");
   } else {
     out += fmt::format("  ESTIMATE:");
     for (const auto& reason : value["estimate_reasons"])
@@ -101,18 +102,20 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
   }
   if (value["mapping"].is_object())
     out += fmt::format(" (mapping run: {} PCs joined, {} join mismatches reported)",
-               value["mapping"].value("joined_pcs", 0), value["mapping"].value("mismatches", 0));
+                       value["mapping"].value("joined_pcs", 0),
+                       value["mapping"].value("mismatches", 0));
   out += fmt::format("; {} PCs with several owners\n", value.value("ambiguous_pcs", 0));
   std::string check = ev["cubin_check"].value("method", "?");
   std::string hash = ev["cubin"].value("hash", "");
   out += fmt::format("  evidence: {} on the {} build, cubin {} ({})", ev.value("collector", "?"),
-             ev.value("variant", "?"), hash.substr(0, 12), check);
+                     ev.value("variant", "?"), hash.substr(0, 12), check);
   if (ev["sass_check"].is_object())
-    out += fmt::format(", painted SASS {} unpainted",
-               ev["sass_check"].value("painted_equals_unpainted", false) ? "==" : "DIFFERS FROM");
+    out += fmt::format(
+        ", painted SASS {} unpainted",
+        ev["sass_check"].value("painted_equals_unpainted", false) ? "==" : "DIFFERS FROM");
   if (ev.contains("kernel_total_inst_executed"))
     out += fmt::format(", CUPTI kernel total {} warp inst",
-               number(ev["kernel_total_inst_executed"].get<double>()));
+                       number(ev["kernel_total_inst_executed"].get<double>()));
   if (ev.contains("kernel_totals") && ev["kernel_totals"].contains("launches"))
     for (const auto& l : ev["kernel_totals"]["launches"])
       for (const auto& [k, v] : l.items())

@@ -97,7 +97,8 @@ Json toJson(const QueryReport& r) {
   Json signals = Json::object();
   for (const auto& s : r.signals) signals[s.signal] = signalJson(s);
   Json notCollected = Json::array();
-  for (const auto& n : r.notCollected) notCollected.push_back({{"task", n.task}, {"reason", n.reason}});
+  for (const auto& n : r.notCollected)
+    notCollected.push_back({{"task", n.task}, {"reason", n.reason}});
   Json failures = Json::array();
   for (const auto& f : r.failures)
     failures.push_back({{"task", f.task}, {"error", f.error}, {"log_tail", f.logTail}});
@@ -124,11 +125,10 @@ Json toJson(const QueryReport& r) {
 }
 
 std::string toText(const QueryReport& r) {
-  std::string out = fmt::format(
-      "\nargus query: kernel {}  region {}{}  scope {}\n", program::demangle(r.kernel),
-      r.region.empty() ? "(whole kernel)" : r.region,
-      r.regionId.empty() ? "" : " [" + r.regionId + "]",
-      r.scope);
+  std::string out =
+      fmt::format("\nargus query: kernel {}  region {}{}  scope {}\n", program::demangle(r.kernel),
+                  r.region.empty() ? "(whole kernel)" : r.region,
+                  r.regionId.empty() ? "" : " [" + r.regionId + "]", r.scope);
   for (const auto& s : r.signals) {
     out += fmt::format("\n{} ({}, {}): {}\n", s.signal, s.unit.value_or("?"),
                        s.qualification.value_or("?"), s.status);
@@ -156,10 +156,10 @@ std::string toText(const QueryReport& r) {
   }
   // Every task is accounted for: executed now, reused from the workspace, or not run (listed
   // above). Discovery's branches join the plan while it runs, so they count too.
-  out += fmt::format("\n{} of {} tasks executed, {} reused from {}{}\n", r.run.executed,
-                     r.run.ran + r.notCollected.size(), r.run.ran - r.run.executed, r.workspace,
-                     r.notCollected.empty() ? ""
-                                            : fmt::format(", {} not run", r.notCollected.size()));
+  out +=
+      fmt::format("\n{} of {} tasks executed, {} reused from {}{}\n", r.run.executed,
+                  r.run.ran + r.notCollected.size(), r.run.ran - r.run.executed, r.workspace,
+                  r.notCollected.empty() ? "" : fmt::format(", {} not run", r.notCollected.size()));
   if (!r.failures.empty()) out += fmt::format("\n{}", r.runText);
   return out;
 }

@@ -23,7 +23,9 @@ QueryReport smallReport() {
   r.region = "outer";
   r.regionId = "r-1234";
   r.newVariantVersions = {{"trace_free", "v2"}};
-  SignalEntry duration{.signal = "duration", .task = "synth/duration"};
+  SignalEntry duration;
+  duration.signal = "duration";
+  duration.task = "synth/duration";
   duration.qualification = "observed";
   duration.unit = "ns";
   duration.status = "not collected";

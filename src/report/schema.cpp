@@ -23,7 +23,9 @@ constexpr std::string_view kSchema =
 
 }  // namespace
 
-std::string_view schemaText() { return kSchema; }
+std::string_view schemaText() {
+  return kSchema;
+}
 
 Result<void> validate(const Json& document) {
   // Parsed once: the schema is constant, and valijson's Schema is immutable after parsing.
@@ -40,10 +42,13 @@ Result<void> validate(const Json& document) {
   valijson::ValidationResults results;
   if (validator.validate(*schema, valijson::adapters::NlohmannJsonAdapter(plain), &results))
     return {};
+  // The deepest error names the place: valijson reports every enclosing schema that failed too.
   valijson::ValidationResults::Error error;
   std::string where = "/", rule = "invalid";
-  // The deepest error names the place; valijson lists errors from the outermost in.
+  std::size_t depth = 0;
   while (results.popError(error)) {
+    if (error.context.size() < depth) continue;
+    depth = error.context.size();
     where.clear();
     for (const auto& part : error.context)
       if (part != "<root>") where += part;

@@ -100,7 +100,9 @@ report::SignalEntry signalEntry(const std::string& signal, const std::string& ta
                                 const std::string& wsName,
                                 const std::map<std::string, std::string>& reasons) {
   const auto& q = prepared.query;
-  report::SignalEntry entry{.signal = signal, .task = taskId};
+  report::SignalEntry entry;
+  entry.signal = signal;
+  entry.task = taskId;
   if (const planner::Recipe* recipe = prepared.catalog.producing(signal); recipe != nullptr) {
     entry.qualification = std::string(planner::qualificationName(recipe->qualification));
     for (const auto& s : recipe->signals)
@@ -128,9 +130,8 @@ report::SignalEntry signalEntry(const std::string& signal, const std::string& ta
     if (auto record = ws.findSucceededTask(*key); record && *record) {
       json artifacts = json::array();
       for (const auto& a : (*record)->outputs) artifacts.push_back(a.id.text());
-      entry.provenance = json{{"task", (*record)->id.text()},
-                              {"artifacts", artifacts},
-                              {"workspace", wsName}};
+      entry.provenance =
+          json{{"task", (*record)->id.text()}, {"artifacts", artifacts}, {"workspace", wsName}};
     }
   return entry;
 }
@@ -240,12 +241,12 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
   r.regionId = prepared.plan.regionId;
   recordBuiltVariants(*ws, *baseVersion, *run, store, r);
   for (const auto& [signal, taskId] : prepared.plan.answers)
-    r.signals.push_back(signalEntry(signal, taskId, prepared, *run, store, *ws, r.workspace, reasons));
+    r.signals.push_back(
+        signalEntry(signal, taskId, prepared, *run, store, *ws, r.workspace, reasons));
   r.traceCost = traceCost(r.signals);
   for (const auto& t : prepared.plan.plan.tasks())
     if (reasons.contains(t.id)) r.notCollected.push_back({t.id, rootReason(reasons, t.id)});
-  for (const auto* f : run->failures())
-    r.failures.push_back({f->id, f->outcome.error, f->log});
+  for (const auto* f : run->failures()) r.failures.push_back({f->id, f->outcome.error, f->log});
   r.run.planned = prepared.plan.plan.tasks().size();
   r.run.ran = run->tasks.size();
   r.run.executed = static_cast<std::size_t>(std::count_if(

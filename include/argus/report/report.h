@@ -25,7 +25,7 @@ struct SignalEntry {
   std::optional<std::string> qualification{};  ///< observed | attributed | derived (its recipe's).
   std::optional<std::string> unit{};
   std::string scope = "all";  ///< The query's scope, canonical.
-  std::string status;         ///< The task's state ("succeeded", "memoized", ...) or "not collected".
+  std::string status;  ///< The task's state ("succeeded", "memoized", ...) or "not collected".
   std::optional<std::string> reason{};  ///< Not collected: the root cause.
   std::optional<std::string> error{};   ///< Failed: the task's error.
   std::optional<Json> value{};          ///< The synthesis document (signal-specific schema).
@@ -62,7 +62,7 @@ struct RunSummary {
 
 /// One query's answer.
 struct QueryReport {
-  Json query;           ///< The query as query::toJson gives it.
+  Json query;                 ///< The query as query::toJson gives it.
   std::string scope = "all";  ///< The query's scope, canonical.
   std::string programVersion;
   std::string workspaceVersion;

@@ -12,8 +12,9 @@ namespace argus::backends::adapters {
 const AdapterRecord& compile() {
   static const AdapterRecord record{
       .name = "compile",
-      .description = "front-end PTX (nvcc, or a Triton script's dump), Argus PTX passes and "
-                     "variant builds",
+      .description =
+          "front-end PTX (nvcc, or a Triton script's dump), Argus PTX passes and "
+          "variant builds",
       .executors = {"nvcc_ptx", "triton_dump", "ptx_pass", "build_variant"},
       .machineNeeds = {"the CUDA toolkit (nvcc, ptxas)",
                        "a CUDA GPU for triton_dump (Triton compiles at launch)"},

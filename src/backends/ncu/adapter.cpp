@@ -10,14 +10,15 @@ const AdapterRecord& ncu() {
       .description = "Nsight Compute source counters of the reference build, imported per PC",
       .executors = {"ncu"},
       .machineNeeds = {"a CUDA GPU", "Nsight Compute (ncu on PATH)"},
-      .registerExecutors =
-          [](runtime::ExecutorRegistry& registry, const AdapterContext& context) -> Result<void> {
-            if (!context.spec)
-              return fail("ncu", "the ncu adapter runs a program, so it needs a program spec "
-                                "(argus.yaml)");
-            registerNcuExecutor(registry, *context.spec);
-            return {};
-          },
+      .registerExecutors = [](runtime::ExecutorRegistry& registry,
+                              const AdapterContext& context) -> Result<void> {
+        if (!context.spec)
+          return fail("ncu",
+                      "the ncu adapter runs a program, so it needs a program spec "
+                      "(argus.yaml)");
+        registerNcuExecutor(registry, *context.spec);
+        return {};
+      },
   };
   return record;
 }

@@ -7,8 +7,9 @@ namespace argus::backends::adapters {
 const AdapterRecord& ptx_analysis() {
   static const AdapterRecord record{
       .name = "ptx_analysis",
-      .description = "op_latency discovery: async op sites on PTX, one forced-completion probe "
-                     "branch per selected op and iteration",
+      .description =
+          "op_latency discovery: async op sites on PTX, one forced-completion probe "
+          "branch per selected op and iteration",
       .executors = {"ptx_analysis"},
       .machineNeeds = {"nothing (CPU); the probe branches it adds run on a CUDA GPU"},
       .registerExecutors =

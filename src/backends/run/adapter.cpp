@@ -7,17 +7,20 @@ namespace argus::backends::adapters {
 const AdapterRecord& run() {
   static const AdapterRecord record{
       .name = "run",
-      .description = "runs traced variants and the reference build under the injection library (region traces, CUPTI kernel records)",
+      .description =
+          "runs traced variants and the reference build under the injection library (region "
+          "traces, CUPTI kernel records)",
       .executors = {"region_trace", "cupti_activity"},
       .machineNeeds = {"a CUDA GPU", "libargus_inject.so (built from src/backends/region_trace)"},
-      .registerExecutors =
-          [](runtime::ExecutorRegistry& registry, const AdapterContext& context) -> Result<void> {
-            if (!context.spec)
-              return fail("run", "the run adapter runs a program, so it needs a program spec "
-                                "(argus.yaml)");
-            registerRunExecutors(registry, *context.spec);
-            return {};
-          },
+      .registerExecutors = [](runtime::ExecutorRegistry& registry,
+                              const AdapterContext& context) -> Result<void> {
+        if (!context.spec)
+          return fail("run",
+                      "the run adapter runs a program, so it needs a program spec "
+                      "(argus.yaml)");
+        registerRunExecutors(registry, *context.spec);
+        return {};
+      },
   };
   return record;
 }

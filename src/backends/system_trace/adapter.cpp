@@ -7,17 +7,19 @@ namespace argus::backends::adapters {
 const AdapterRecord& system_trace() {
   static const AdapterRecord record{
       .name = "system_trace",
-      .description = "CUPTI activity of every process of a run: kernels, copies, launch calls, NVTX ranges",
+      .description =
+          "CUPTI activity of every process of a run: kernels, copies, launch calls, NVTX ranges",
       .executors = {"system_trace"},
       .machineNeeds = {"a CUDA GPU", "CUPTI (libcupti)", "libargus_system_trace.so"},
-      .registerExecutors =
-          [](runtime::ExecutorRegistry& registry, const AdapterContext& context) -> Result<void> {
-            if (!context.spec)
-              return fail("system_trace", "the system_trace adapter runs a program, so it needs a program spec "
-                                "(argus.yaml)");
-            registerSystemTraceExecutors(registry, *context.spec);
-            return {};
-          },
+      .registerExecutors = [](runtime::ExecutorRegistry& registry,
+                              const AdapterContext& context) -> Result<void> {
+        if (!context.spec)
+          return fail("system_trace",
+                      "the system_trace adapter runs a program, so it needs a program spec "
+                      "(argus.yaml)");
+        registerSystemTraceExecutors(registry, *context.spec);
+        return {};
+      },
   };
   return record;
 }
