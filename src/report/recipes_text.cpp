@@ -86,7 +86,7 @@ std::string adaptersText(const std::vector<AdapterEntry>& adapters) {
                                           : fmt::format("{}", fmt::join(a.machineNeeds, "; ")));
   }
   fmt::format_to(out,
-                 "\n{} adapters; `argus recipes --adapters --json` gives the same as JSON; "
+                 "\n{} adapters; `argus recipes --adapters --json` gives the same as JSON.\n"
                  "src/backends/template/README.md shows how to add one.\n",
                  adapters.size());
   return text;
