@@ -1,28 +1,14 @@
 // `argus ptx print FILE` and `argus ptx cfg FILE`: the PTX front end on its own.
-#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include "argus/analysis/discover.h"
-#include "argus/ptx/cfg.h"
-#include "argus/ptx/parser.h"
-#include "argus/ptx/printer.h"
-#include "argus/support/process.h"
+#include "argus/report/inspect.h"
+#include "argus/session/inspect.h"
 #include "commands.h"
 
 namespace argus::cli {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-Result<ptx::Module> loadPtx(const std::string& file) {
-  auto text = readFile(file);
-  if (!text) return std::unexpected(text.error());
-  return ptx::parseModule(*text, file);
-}
 
 struct PrintOptions {
   std::string file;
@@ -31,30 +17,15 @@ struct PrintOptions {
 };
 
 int runPrint(const PrintOptions& o) {
-  auto module = loadPtx(o.file);
-  if (!module) return reportError(module.error());
   if (o.json) {
-    json functions = json::array();
-    for (const auto* fn : module->functions())
-      functions.push_back({{"name", fn->name},
-                           {"entry", fn->isEntry},
-                           {"has_body", fn->hasBody},
-                           {"params", fn->params.size()},
-                           {"statements", fn->body.size()}});
-    std::cout << json{{"schema", "argus.ptx/1"},
-                      {"file", o.file},
-                      {"target", module->target()},
-                      {"functions", functions}}
-                     .dump(2)
-              << "\n";
+    auto summary = session::ptxSummary(o.file);
+    if (!summary) return reportError(summary.error());
+    std::cout << summary->dump(2) << "\n";
     return 0;
   }
-  std::string printed = ptx::printModule(*module);
-  if (o.output.empty()) {
-    std::cout << printed;
-    return 0;
-  }
-  if (auto ok = writeFile(o.output, printed); !ok) return reportError(ok.error());
+  auto printed = session::printPtx({.file = o.file, .output = o.output});
+  if (!printed) return reportError(printed.error());
+  if (o.output.empty()) std::cout << *printed;
   return 0;
 }
 
@@ -65,30 +36,12 @@ struct CfgOptions {
 };
 
 int runCfg(const CfgOptions& o) {
-  auto module = loadPtx(o.file);
-  if (!module) return reportError(module.error());
-  json all = json::array();
-  bool found = false;
-  for (const auto* fn : module->functions()) {
-    if (!fn->hasBody || (!o.function.empty() && fn->name != o.function)) continue;
-    found = true;
-    auto graph = ptx::buildControlFlowGraph(*fn, o.file);
-    if (!graph) return reportError(graph.error());
-    if (!o.json) {
-      std::cout << ptx::cfgToDot(*fn, *graph);
-      continue;
-    }
-    json blocks = json::array();
-    for (const auto& b : graph->blocks)
-      blocks.push_back({{"begin", b.begin}, {"end", b.end}, {"successors", b.successors}});
-    all.push_back({{"function", fn->name}, {"blocks", blocks}});
-  }
-  if (!found)
-    return reportError(
-        Error{"cli", fmt::format("no function with a body named `{}` in `{}`; `argus ptx print {} "
-                                 "--json` lists the functions",
-                                 o.function, o.file, o.file)});
-  if (o.json) std::cout << all.dump(2) << "\n";
+  auto cfg = session::ptxCfg({.file = o.file, .function = o.function});
+  if (!cfg) return reportError(cfg.error());
+  if (o.json)
+    std::cout << cfg->json.dump(2) << "\n";
+  else
+    std::cout << cfg->dot;
   return 0;
 }
 
@@ -100,46 +53,12 @@ struct DiscoverOptions {
 };
 
 int runDiscover(const DiscoverOptions& o) {
-  auto module = loadPtx(o.file);
-  if (!module) return reportError(module.error());
-  auto sites = analysis::discoverAsyncOps(*module, o.kernel, o.region);
+  auto sites = session::discoverOps({.file = o.file, .kernel = o.kernel, .region = o.region});
   if (!sites) return reportError(sites.error());
-  if (o.json) {
-    std::cout << analysis::toJson(*sites).dump(2) << "\n";
-    return 0;
-  }
-  fmt::print("{:<40} {:<10} {:>6}  {:<28} {}\n", "op id", "kind", "line", "region", "completion");
-  for (const auto& site : *sites) {
-    const auto j = analysis::toJson(site);
-    std::string regions;
-    for (const auto& r : site.regions) regions += (regions.empty() ? "" : "|") + r;
-    std::string completion;
-    if (j.contains("completion")) {
-      const auto& c = j["completion"];
-      completion = c.value("kind", std::string());
-      if (c.contains("barrier")) {
-        const auto& b = c["barrier"];
-        completion += " " + b.value("text", std::string());
-        if (b.value("resolved", false)) completion += " = " + b.value("base", std::string());
-      }
-      if (c.contains("waits")) completion += fmt::format(", {} wait site(s)", c["waits"].size());
-      // Parity phases of the barrier waits, as discovery proved them (or why it could not).
-      std::vector<std::string> phases;
-      for (const auto& w : c.value("waits", json::array())) {
-        if (!w.contains("parity") || !w["parity"].contains("phase")) continue;
-        const auto& ph = w["parity"]["phase"];
-        std::string text = ph.value("form", std::string()) + ": " +
-                           ph.value("expression", ph.value("reason", std::string()));
-        if (std::ranges::find(phases, text) == phases.end()) phases.push_back(std::move(text));
-      }
-      for (const auto& text : phases) completion += "; phase " + text;
-      if (!c.value("resolved", true))
-        completion += " (unresolved: " + c.value("reason", std::string()) + ")";
-    }
-    fmt::print("{:<40} {:<10} {:>6}  {:<28} {}\n", site.opId, analysis::toString(site.kind),
-               site.where.line, regions.empty() ? "-" : regions, completion);
-  }
-  fmt::print("{} async op sites; --json gives the completion conditions in full\n", sites->size());
+  if (o.json)
+    std::cout << report::opSitesJson(*sites).dump(2) << "\n";
+  else
+    std::cout << report::opSitesTable(*sites);
   return 0;
 }
 

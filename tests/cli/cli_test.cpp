@@ -276,6 +276,40 @@ TEST(CliRecipes, JsonListsEveryRecipe) {
   EXPECT_GE(doc["recipes"].size(), 8u);
 }
 
+// `argus recipes --adapters` lists every adapter of this build from its registration record, as
+// text and as JSON (schema argus.adapters/1), with its executors and machine needs.
+TEST(CliRecipes, AdaptersListEveryAdapterOfTheBuild) {
+  const std::vector<std::string> expected{"compile", "run",          "cupti_sass",
+                                          "ncu",     "ptx_analysis", "system_trace"};
+  auto text = argus({"recipes", "--adapters"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  // Each adapter's block starts a line with its name.
+  const std::string lines = "\n" + text.out;
+  for (const auto& name : expected)
+    EXPECT_NE(lines.find("\n" + name + " "), std::string::npos) << name << " missing from:\n"
+                                                                << text.out;
+  EXPECT_NE(text.out.find("  executors    nvcc_ptx, triton_dump, ptx_pass, build_variant"),
+            std::string::npos)
+      << text.out;
+
+  auto json = argus({"recipes", "--adapters", "--json"});
+  ASSERT_EQ(json.exitCode, 0) << json.err;
+  auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["schema"], "argus.adapters/1");
+  std::set<std::string> names;
+  for (const auto& a : doc["adapters"]) {
+    names.insert(a["name"].get<std::string>());
+    EXPECT_FALSE(a["description"].get<std::string>().empty()) << a.dump();
+    EXPECT_FALSE(a["executors"].empty()) << a.dump();
+    EXPECT_TRUE(a["machine_needs"].is_array()) << a.dump();
+  }
+  for (const auto& name : expected) EXPECT_TRUE(names.contains(name)) << name;
+
+  // --adapters lists the build's adapters, not a recipe directory's catalog.
+  auto mixed = argus({"recipes", "--adapters", "--markdown"});
+  EXPECT_NE(mixed.exitCode, 0);
+}
+
 }  // namespace
 
 namespace {

@@ -1,0 +1,44 @@
+// The workspace verbs' engine (`argus ws list|show|cat|gc|fork`): each opens an existing
+// workspace, reads or changes it and returns what the report module renders
+// (argus/report/workspace.h). Ids parse with their table's letter: v12, a34, t56, r7, or bare.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "argus/report/workspace.h"
+#include "argus/support/status.h"
+
+namespace argus::session {
+
+/// Every version with its lineage and files, every task and the artifact totals.
+[[nodiscard]] Result<report::WorkspaceListing> listWorkspace(const std::string& workspace);
+
+/// One object by id; a bare number is looked up in every table and must name exactly one.
+[[nodiscard]] Result<report::WorkspaceObject> showObject(const std::string& workspace,
+                                                         const std::string& id);
+
+struct CatRequest {
+  std::string workspace;
+  std::string id;      ///< An artifact (a12) or a version's file (v3:kernel.ttgir).
+  std::string output;  ///< Write the bytes here; empty: only return them.
+};
+
+/// The bytes of an artifact or of a version's file (also written to `output` when given).
+[[nodiscard]] Result<std::string> catObject(const CatRequest& request);
+
+/// Deletes unreferenced blobs and killed writers' temp files, then verifies every artifact.
+[[nodiscard]] Result<report::GcOutcome> collectGarbage(const std::string& workspace);
+
+struct ForkRequest {
+  std::string workspace;
+  std::string version;  ///< The version to fork (v3).
+  std::string label;
+  /// NAME=PATH: files to add or replace; a .ttgir/.ttir is checked (its regions must parse).
+  std::vector<std::string> files;
+};
+
+/// A new program version with `version`'s files and the request's replacements.
+[[nodiscard]] Result<report::ForkOutcome> forkVersion(const ForkRequest& request);
+
+}  // namespace argus::session

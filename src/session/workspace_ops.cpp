@@ -1,0 +1,219 @@
+// The workspace verbs' engine (argus/session/workspace_ops.h). Errors about the ids and files a
+// user typed carry the component `cli`, as the verbs have always printed them.
+#include "argus/session/workspace_ops.h"
+
+#include <filesystem>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "argus/support/process.h"
+#include "argus/ttgir/regions.h"
+#include "argus/workspace/workspace.h"
+
+namespace argus::session {
+namespace {
+
+namespace fs = std::filesystem;
+namespace ws = argus::workspace;
+
+Result<ws::Workspace> openExisting(const std::string& workspace) {
+  return ws::Workspace::open(workspace, ws::OpenOptions{.create = false});
+}
+
+Result<report::WorkspaceObject> versionView(ws::Workspace& w, ws::VersionId id) {
+  auto chain = w.lineage(id);
+  if (!chain) return std::unexpected(chain.error());
+  auto files = w.versionFiles(id);
+  if (!files) return std::unexpected(files.error());
+  auto bound = w.artifactsOf(id);
+  if (!bound) return std::unexpected(bound.error());
+  return report::VersionView{std::move(*chain), std::move(*files), std::move(*bound)};
+}
+
+Result<report::WorkspaceObject> artifactView(ws::Workspace& w, ws::ArtifactId id) {
+  auto p = w.provenance(id);
+  if (!p) return std::unexpected(p.error());
+  return std::move(*p);
+}
+
+Result<report::WorkspaceObject> taskView(ws::Workspace& w, ws::TaskId id) {
+  auto t = w.task(id);
+  if (!t) return std::unexpected(t.error());
+  auto runs = w.runsOf(id);
+  if (!runs) return std::unexpected(runs.error());
+  report::TaskView view{std::move(*t), {}, std::move(*runs)};
+  for (auto in : view.task.inputs) {
+    auto a = w.artifact(in);
+    if (!a) return std::unexpected(a.error());
+    view.inputs.push_back(std::move(*a));
+  }
+  return view;
+}
+
+Result<report::WorkspaceObject> runView(ws::Workspace& w, ws::RunId id) {
+  auto r = w.run(id);
+  if (!r) return std::unexpected(r.error());
+  return std::move(*r);
+}
+
+}  // namespace
+
+Result<report::WorkspaceListing> listWorkspace(const std::string& workspace) {
+  auto w = openExisting(workspace);
+  if (!w) return std::unexpected(w.error());
+  auto versions = w->versions();
+  if (!versions) return std::unexpected(versions.error());
+  auto tasks = w->tasks();
+  if (!tasks) return std::unexpected(tasks.error());
+  auto stats = w->stats();
+  if (!stats) return std::unexpected(stats.error());
+  report::WorkspaceListing listing{
+      w->directory().string(), {}, std::move(*tasks), std::move(*stats)};
+  for (auto& v : *versions) {
+    auto chain = w->lineage(v.id);
+    if (!chain) return std::unexpected(chain.error());
+    auto files = w->versionFiles(v.id);
+    if (!files) return std::unexpected(files.error());
+    listing.versions.push_back({std::move(v), std::move(*chain), std::move(*files)});
+  }
+  return listing;
+}
+
+Result<report::WorkspaceObject> showObject(const std::string& workspace, const std::string& id) {
+  auto ref = ws::parseObjectRef(id);
+  if (!ref) return fail("cli", ref.error().message);
+  auto w = openExisting(workspace);
+  if (!w) return std::unexpected(w.error());
+  ws::ObjectKind kind = ref->kind;
+  if (kind == ws::ObjectKind::any) {
+    std::vector<std::string> found;
+    std::vector<ws::ObjectKind> kinds;
+    auto probe = [&](ws::ObjectKind k, std::string text, bool exists) {
+      if (!exists) return;
+      found.push_back(std::move(text));
+      kinds.push_back(k);
+    };
+    probe(ws::ObjectKind::version, ws::VersionId(ref->value).text(),
+          w->version(ws::VersionId(ref->value)).has_value());
+    probe(ws::ObjectKind::artifact, ws::ArtifactId(ref->value).text(),
+          w->artifact(ws::ArtifactId(ref->value)).has_value());
+    probe(ws::ObjectKind::task, ws::TaskId(ref->value).text(),
+          w->task(ws::TaskId(ref->value)).has_value());
+    probe(ws::ObjectKind::run, ws::RunId(ref->value).text(),
+          w->run(ws::RunId(ref->value)).has_value());
+    if (found.empty())
+      return fail("workspace",
+                  fmt::format("no version, artifact, task or run with id {} in {}; `argus ws "
+                              "list` shows what exists",
+                              ref->value, w->directory().string()));
+    if (found.size() > 1)
+      return fail("cli", fmt::format("id {} is ambiguous: {} exist; add the prefix", ref->value,
+                                     fmt::join(found, ", ")));
+    kind = kinds.front();
+  }
+  switch (kind) {
+    case ws::ObjectKind::version:
+      return versionView(*w, ws::VersionId(ref->value));
+    case ws::ObjectKind::artifact:
+      return artifactView(*w, ws::ArtifactId(ref->value));
+    case ws::ObjectKind::task:
+      return taskView(*w, ws::TaskId(ref->value));
+    case ws::ObjectKind::run:
+    case ws::ObjectKind::any:
+      break;
+  }
+  return runView(*w, ws::RunId(ref->value));
+}
+
+Result<std::string> catObject(const CatRequest& o) {
+  auto w = openExisting(o.workspace);
+  if (!w) return std::unexpected(w.error());
+  std::optional<ws::ArtifactId> artifact;
+  const size_t colon = o.id.find(':');
+  if (colon != std::string::npos) {
+    auto ref = ws::parseObjectRef(o.id.substr(0, colon));
+    if (!ref || (ref->kind != ws::ObjectKind::version && ref->kind != ws::ObjectKind::any))
+      return fail("cli", fmt::format("`{}`: give VERSION:FILE, e.g. v3:kernel.ttgir", o.id));
+    auto files = w->versionFiles(ws::VersionId(ref->value));
+    if (!files) return std::unexpected(files.error());
+    const std::string name = o.id.substr(colon + 1);
+    std::vector<std::string> names;
+    for (const auto& f : *files) {
+      if (f.name == name) artifact = f.artifact.id;
+      names.push_back(f.name);
+    }
+    if (!artifact)
+      return fail("workspace", fmt::format("{} has no file `{}`; its files are: {}",
+                                           o.id.substr(0, colon), name, fmt::join(names, ", ")));
+  } else {
+    auto ref = ws::parseObjectRef(o.id);
+    if (!ref || (ref->kind != ws::ObjectKind::artifact && ref->kind != ws::ObjectKind::any))
+      return fail("cli", fmt::format("`{}`: give an artifact id (a12) or "
+                                     "VERSION:FILE (v3:kernel.ttgir)",
+                                     o.id));
+    artifact = ws::ArtifactId(ref->value);
+  }
+  auto bytes = w->readArtifact(*artifact);
+  if (!bytes) return std::unexpected(bytes.error());
+  if (!o.output.empty())
+    if (auto ok = writeFile(o.output, *bytes); !ok) return std::unexpected(ok.error());
+  return std::move(*bytes);
+}
+
+Result<report::GcOutcome> collectGarbage(const std::string& workspace) {
+  auto w = openExisting(workspace);
+  if (!w) return std::unexpected(w.error());
+  auto gc = w->gc();
+  if (!gc) return std::unexpected(gc.error());
+  auto check = w->verify();
+  if (!check) return std::unexpected(check.error());
+  return report::GcOutcome{w->directory().string(), *gc, std::move(*check)};
+}
+
+Result<report::ForkOutcome> forkVersion(const ForkRequest& o) {
+  auto ref = ws::parseObjectRef(o.version);
+  if (!ref) return fail("cli", ref.error().message);
+  if (ref->kind != ws::ObjectKind::version && ref->kind != ws::ObjectKind::any)
+    return fail("cli",
+                fmt::format("`{}` is not a version; fork takes a version id like v3", o.version));
+  auto w = openExisting(o.workspace);
+  if (!w) return std::unexpected(w.error());
+  ws::VersionId base(ref->value);
+  ws::NewVersion nv;
+  nv.kind = ws::VersionKind::program;
+  nv.base = base;
+  nv.transform = "fork";
+  nv.label = o.label;
+  for (const auto& spec : o.files) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail("cli", fmt::format("--file `{}`: use NAME=PATH, e.g. "
+                                     "kernel.ttgir=edited.ttgir",
+                                     spec));
+    const std::string name = spec.substr(0, eq);
+    const fs::path path = spec.substr(eq + 1);
+    auto bytes = readFile(path);
+    if (!bytes) return std::unexpected(bytes.error());
+    const std::string ext = fs::path(name).extension().string();
+    std::string kind = "file";
+    if (ext == ".ttgir" || ext == ".ttir") {
+      // An optimizer's edit is checked before it becomes a version: its regions must parse.
+      auto regions = ttgir::analyzeRegions(*bytes, path.string());
+      if (!regions) return std::unexpected(regions.error());
+      kind = ext == ".ttgir" ? "ttgir" : "ttir";
+    } else if (ext == ".ptx") {
+      kind = "ptx";
+    } else if (ext == ".cu" || ext == ".cuh" || ext == ".h") {
+      kind = "cuda_source";
+    } else if (ext == ".py") {
+      kind = "python_source";
+    }
+    nv.files.push_back({name, kind, std::move(*bytes)});
+  }
+  auto id = w->addVersion(nv);
+  if (!id) return std::unexpected(id.error());
+  return report::ForkOutcome{*id, base, o.label};
+}
+
+}  // namespace argus::session
