@@ -1,4 +1,4 @@
-// The `argus` command line: one subcommand per verb of DESIGN.md's interface.
+// The `argus` command line: one subcommand per verb (docs/architecture.md, "Interface names").
 #include <string>
 #include <vector>
 

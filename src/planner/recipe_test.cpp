@@ -80,7 +80,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(RecipeCatalog, LoadsTheShippedCatalog) {
   auto catalog = RecipeCatalog::load(ARGUS_RECIPE_DIR);
   ASSERT_TRUE(catalog) << catalog.error().text();
-  // DESIGN.md's signal names must all be produced by some recipe.
+  // The signal names of docs/architecture.md ("Interface names") must all be produced by some
+  // recipe.
   for (const char* signal : {"duration", "occurrences", "kernel_duration", "inst_executed",
                              "inst_mix", "barrier_inst", "mem_inst", "stall_reasons", "op_latency",
                              "ncu_source_counters", "pc_region_map", "op_sites"}) {

@@ -1,4 +1,5 @@
-// The planner: from a region query to a measurement-valid plan (DESIGN.md, steps 1–3).
+// The planner: from a region query to a measurement-valid plan (docs/architecture.md, "The
+// pipeline", steps 1–3).
 //
 // Each requested signal resolves to a recipe; recipes are bound to the program version, region
 // and scope, prerequisites are added recursively and shared ones once (one PTX, one mapping run

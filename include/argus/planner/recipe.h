@@ -16,7 +16,7 @@
 
 namespace argus::planner {
 
-/// How numbers are obtained (DESIGN.md "qualification").
+/// How numbers are obtained (docs/architecture.md, "Words": qualification).
 enum class Qualification : uint8_t { Observed, Attributed, Derived };
 [[nodiscard]] std::string_view qualificationName(Qualification q);
 

@@ -1,8 +1,8 @@
 // Scopes: predicates that select dynamic executions (occurrences) of a region.
 //
-// Text form (DESIGN.md): clauses `coordinate=values` joined by `,`; values are an inclusive
-// range `a..b`, a single value, or alternatives `a|b|c` (ranges allowed among them). Roles take
-// names, every other coordinate takes non-negative integers:
+// Text form (docs/architecture.md, "Interface names"): clauses `coordinate=values` joined by `,`;
+// values are an inclusive range `a..b`, a single value, or alternatives `a|b|c` (ranges allowed
+// among them). Roles take names, every other coordinate takes non-negative integers:
 //   role=producer,iter=0..7,sm=0..15      warp=0|4|8..11      launch=2
 #pragma once
 

@@ -5,8 +5,8 @@
 // pass's paint map (argus_paint_map 1, TransformResult::paintMap). `nvdisasm -g -c` annotates the
 // SASS with `//## File "argus-paint", line N` from the cubin's `.debug_line`; line N is the PTX
 // instruction painted with N. (nvdisasm 13's `-json` output carries no line information.)
-// The painted build has the same SASS as the unpainted one (DESIGN.md), so the map transfers to
-// the reference build; sameSass() is the per-build check.
+// The painted build has the same SASS as the unpainted one (docs/architecture.md), so the map
+// transfers to the reference build; sameSass() is the per-build check.
 //
 // Limitation (seen on examples_tma_gemm): the line table gives each SASS instruction ONE PTX
 // line. When ptxas folds several PTX instructions into one SASS instruction it may pick an
