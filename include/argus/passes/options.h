@@ -19,9 +19,9 @@ struct OptionInfo {
   /// ("option cta is -1; use a linear CTA id").
   std::string_view type;
   /// The default as JSON text (`"compact"`, `256`, `{}`); empty for none (unset, or required).
-  std::string_view defaultValue;
+  std::string_view defaultValue = {};
   /// One line for help and documentation.
-  std::string_view help;
+  std::string_view help = {};
   /// A choice's values, in the order its error lists them.
   std::span<const std::string_view> allowed = {};
   /// Without it the pass fails, naming the option and its type.
