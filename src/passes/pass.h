@@ -1,7 +1,8 @@
 // The base every PTX pass derives from, in the style of MLIR's pass infrastructure: one class
-// per pass, options declared as members and read from the task config, statistics declared as
-// members and reported by name, failure returned through the Result. A pass object is created
-// for one application and keeps no state between applications (no globals, no caches).
+// per pass, options typed and declared once (a table of passes::OptionInfo rows bound to the
+// fields of the pass's options struct, parsed from the task config by pass_options.h), statistics
+// declared as members and reported by name, failure returned through the Result. A pass object is
+// created for one application and keeps no state between applications (no globals, no caches).
 #pragma once
 
 #include <cstdint>

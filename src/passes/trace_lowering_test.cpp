@@ -282,6 +282,33 @@ TEST(TraceLowering, EveryUserOptionKeyIsReadByThePass) {
   }
 }
 
+// The declared options (trace::kTraceOptions) are the pass's: a choice's default is one of its
+// values, and naming every default gives the PTX and trace map the pass writes without options.
+TEST(TraceLowering, DeclaredDefaultsAreWhatThePassDoes) {
+  nlohmann::json defaults = nlohmann::json::object();
+  for (const passes::OptionInfo& option : trace::kTraceOptions) {
+    ASSERT_FALSE(option.defaultValue.empty()) << option.name;
+    const nlohmann::json value = nlohmann::json::parse(option.defaultValue);
+    if (option.type == "choice") {
+      ASSERT_TRUE(value.is_string()) << option.name;
+      EXPECT_NE(std::ranges::find(option.allowed, value.get<std::string>()), option.allowed.end())
+          << option.name;
+    }
+    defaults[std::string(option.name)] = value;
+  }
+  const std::string body =
+      "\t// @argus begin outer iter=%r1\n\t// @argus begin inner\n\t// @argus end inner\n"
+      "\t// @argus end outer\n";
+  ptx::Module plain = fromText(body);
+  ptx::Module named = fromText(body);
+  auto a = applyTransforms(plain, {"lower_markers_to_trace"}, optionsFor(""));
+  auto b = applyTransforms(named, {"lower_markers_to_trace"}, optionsFor("", defaults));
+  ASSERT_TRUE(a.has_value()) << a.error().text();
+  ASSERT_TRUE(b.has_value()) << b.error().text();
+  EXPECT_EQ(ptx::printModule(plain), ptx::printModule(named));
+  EXPECT_EQ(a->traceMap, b->traceMap);
+}
+
 TEST(TraceLowering, SixtyFourBitIterationIsTruncatedWithCvt) {
   ptx::Module module =
       fromText("\t// @argus begin a iter=%rd1\n\t// @argus end a\n", "\t.reg .b64 %rd<2>;\n");
