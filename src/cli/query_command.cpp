@@ -13,10 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/backends/compile.h"
+#include "argus/backends/ncu.h"
 #include "argus/backends/pc_collect.h"
 #include "argus/backends/ptx_analysis.h"
 #include "argus/backends/run.h"
 #include "argus/backends/system_trace.h"
+#include "argus/evidence/system_trace.h"
 #include "argus/passes/transforms.h"
 #include "argus/program/build.h"
 #include "argus/program/program.h"
@@ -426,12 +428,12 @@ int runQuery(const QueryCommandOptions& o) {
         if (auto bytes = outputs->artifacts.at("region_trace").read())
           if (auto timeline = synthesis::bundleTimeline(*bytes))
             for (auto& e : (*timeline)["traceEvents"]) events.push_back(std::move(e));
-      std::vector<backends::SystemTrace> processes;
+      std::vector<evidence::SystemTrace> processes;
       for (const auto& [name, artifact] : outputs->artifacts) {
         if (name != "system_trace" && !name.starts_with("system_trace.")) continue;
         auto bytes = artifact.read();
         if (!bytes) continue;
-        auto trace = backends::parseSystemTrace(*bytes);
+        auto trace = evidence::parseSystemTrace(*bytes);
         if (!trace) continue;
         // The first process's trace first: it keeps the plain track names.
         if (name == "system_trace")
@@ -440,7 +442,7 @@ int runQuery(const QueryCommandOptions& o) {
           processes.push_back(std::move(*trace));
       }
       if (!processes.empty())
-        for (auto& e : backends::systemTraceChrome(processes)["traceEvents"])
+        for (auto& e : evidence::systemTraceChrome(processes)["traceEvents"])
           events.push_back(std::move(e));
     }
     if (!events.empty())

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "argus/backends/run.h"
 #include "argus/backends/trace_dir.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/query/scope.h"
 #include "argus/support/process.h"
 #include "argus/synthesis/region_timing.h"
@@ -157,7 +157,7 @@ int runTrace(const TraceOptions& o) {
                                                   "trace_map.json `argus build` wrote beside the "
                                                   "variant",
                                                   mapFile.string())});
-  backends::TraceBundle bundle;
+  evidence::TraceBundle bundle;
   bundle.traceMap = json::parse(*mapText, nullptr, false);
   if (bundle.traceMap.is_discarded())
     return reportError(Error{"trace", fmt::format("{} is not JSON", mapFile.string())});
@@ -167,7 +167,7 @@ int runTrace(const TraceOptions& o) {
   bundle.run = {{"trace_dir", dir.string()}};
   auto scope = query::parseScope(o.scope);
   if (!scope) return reportError(scope.error());
-  const std::string bytes = backends::encodeBundle(bundle);
+  const std::string bytes = evidence::encodeBundle(bundle);
   auto timing = synthesis::regionTiming(bytes, o.region, *scope);
   if (!timing) return reportError(timing.error());
   if (!o.chromeTrace.empty()) {

@@ -18,7 +18,7 @@
 //
 // Every module's cubin is saved once per CUPTI cubin CRC (module-load callback, cuptiGetCubinCrc)
 // so that the PC map of exactly that cubin can be built (`nvdisasm -g`), and CUPTI kernel activity
-// gives GPU durations (kernels.jsonl). Files: see argus/backends/pc_evidence.h.
+// gives GPU durations (kernels.jsonl). Files: see argus/evidence/pc_evidence.h.
 //
 // Environment:
 //   ARGUS_OUT_DIR               output folder (created); unset: say so once, collect nothing.
@@ -53,7 +53,7 @@
 //
 // Never fatal: problems go to errors.txt and stderr ("argus-cupti: ...") and the program runs on.
 // Kernels in CUDA graphs are not seen (no launch callback). One profiled process per folder.
-#include "argus/backends/pc_evidence.h"
+#include "argus/evidence/pc_evidence.h"
 
 #include "../region_trace/driver_calls.h"
 #include "../region_trace/kernel_activity.h"
@@ -88,9 +88,9 @@ namespace argus::cupti_sass {
 namespace {
 
 namespace fs = std::filesystem;
-using backends::PcEvidence;
-using backends::PcFunction;
-using backends::PcRecord;
+using evidence::PcEvidence;
+using evidence::PcFunction;
+using evidence::PcRecord;
 using inject::appendLine;
 using inject::envNumber;
 using inject::functionName;
@@ -230,9 +230,9 @@ std::vector<std::string> splitList(const char* text) {
 }
 
 void writeEvidence(const PcEvidence& e) {
-  const fs::path file = gState->dir / backends::pcEvidenceFileName(e.seq);
+  const fs::path file = gState->dir / evidence::pcEvidenceFileName(e.seq);
   std::ofstream out(file, std::ios::trunc);
-  out << backends::encodePcEvidence(e);
+  out << evidence::encodePcEvidence(e);
   if (!out) reportError("cannot write " + file.string());
 }
 
@@ -240,7 +240,7 @@ void writeEvidence(const PcEvidence& e) {
 void linkCubins(PcEvidence& e) {
   for (auto& f : e.functions) {
     f.cubinFile =
-        gState->savedCubins.contains(f.cubinCrc) ? backends::cubinFileName(f.cubinCrc) : "";
+        gState->savedCubins.contains(f.cubinCrc) ? evidence::cubinFileName(f.cubinCrc) : "";
   }
 }
 
@@ -260,7 +260,7 @@ void saveCubin(const CUpti_ModuleResourceData* module) {
   if (!check(api.cuptiGetCubinCrc(&params), "cuptiGetCubinCrc")) return;
   std::lock_guard lock(gState->mutex);
   if (!gState->savedCubins.insert(params.cubinCrc).second) return;
-  const fs::path file = gState->dir / backends::cubinFileName(params.cubinCrc);
+  const fs::path file = gState->dir / evidence::cubinFileName(params.cubinCrc);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out.write(module->pCubin, static_cast<std::streamsize>(module->cubinSize));
   if (!out) reportError("cannot write " + file.string());
@@ -544,7 +544,7 @@ bool flushSass(CUcontext context, const ContextState& c, PcEvidence* e, size_t& 
       PcRecord r;
       r.pc = pc;
       for (auto& [metric, slots] : metrics) {
-        backends::PcMetric m;
+        evidence::PcMetric m;
         for (auto v : slots) m.total += v;
         if (instances > 1) m.perInstance = std::move(slots);
         r.metrics.emplace(metric, std::move(m));
@@ -895,7 +895,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       // callback, so by default they are flushed at the next flush point (flushPendingSass).
       gState->sassPending[p.context] = {p.selected, e};
       if (gState->sassFlushInExit) flushPendingSass(p.context, c);
-      if (p.selected) file = backends::pcEvidenceFileName(e.seq);
+      if (p.selected) file = evidence::pcEvidenceFileName(e.seq);
     } else {
       drainSamples(p.context, c, p.selected ? e.correlation : 0);
       if (p.selected) {
@@ -906,7 +906,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
           it->second.note = "no PC samples yet at launch exit (short kernel or late records)";
           writeEvidence(it->second);
         }
-        file = backends::pcEvidenceFileName(e.seq);
+        file = evidence::pcEvidenceFileName(e.seq);
       }
     }
   }

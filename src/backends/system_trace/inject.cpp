@@ -1,6 +1,6 @@
 // libargus_system_trace.so: a CUDA injection library (CUDA_INJECTION64_PATH) that records CUPTI
 // activity — kernels, memcpy, memset, the runtime/driver calls that launched them, and NVTX
-// ranges — into one JSON-lines file (format: argus/backends/system_trace.h).
+// ranges — into one JSON-lines file (format: argus/evidence/system_trace.h).
 //
 // Environment:
 //   ARGUS_SYSTEM_TRACE_OUT     the output file (required; replaced at start). When several

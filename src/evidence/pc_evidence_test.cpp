@@ -1,4 +1,4 @@
-#include "argus/backends/pc_evidence.h"
+#include "argus/evidence/pc_evidence.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 namespace fs = std::filesystem;
@@ -196,9 +196,9 @@ TEST(PcEvidence, FileNames) {
 }
 
 }  // namespace
-}  // namespace argus::backends
+}  // namespace argus::evidence
 
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 // Real collector output (tests/data/pc_evidence/README.md): bench/pc_overhead on the H200, 128
@@ -220,4 +220,4 @@ TEST(PcEvidenceReal, ReadsTheCollectorsOwnFile) {
 }
 
 }  // namespace
-}  // namespace argus::backends
+}  // namespace argus::evidence
