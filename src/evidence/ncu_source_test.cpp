@@ -2,22 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "test_util.h"
 
 namespace argus::evidence::ncu {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test::slurp;
 
 TEST(NcuCsv, SplitsQuotedCells) {
   EXPECT_EQ(splitCsvLine(R"("a","b,c","d ""e""",7)"),

@@ -6,17 +6,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_util.h"
+
 namespace argus::evidence {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test::slurp;
 
 PcEvidence sampleEvidence() {
   PcEvidence e;
