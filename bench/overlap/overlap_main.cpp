@@ -29,7 +29,7 @@
 
 #include <fmt/format.h>
 
-#include "argus/backends/system_trace.h"
+#include "argus/evidence/system_trace.h"
 #include "argus/synthesis/comm_signals.h"
 #include "argus/synthesis/overlap_model.h"
 
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     return usage("one of --trace and --comm-report, and --regions, are required");
   synthesis::CommSignals signals;
   if (!traceFile.empty()) {
-    auto trace = backends::readSystemTrace(traceFile);
+    auto trace = evidence::readSystemTrace(traceFile);
     if (!trace) {
       std::fprintf(stderr, "%s\n", trace.error().message.c_str());
       return 1;

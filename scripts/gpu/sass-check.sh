@@ -25,7 +25,7 @@ finish() {
 export PATH=/usr/local/cuda/bin:$PATH
 
 export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-targets=(argus_cupti_sass argus_pc_compare argus_example_nested_regions argus_pc_evidence_tests
+targets=(argus_cupti_sass argus_pc_compare argus_example_nested_regions argus_evidence_tests
   argus_backend_ncu_tests argus_inject)
 say "== build ($(nproc) cores): ${targets[*]}"
 if ! build=$("$root"/scripts/gpu/device-build.sh "${targets[@]}" 2>"$work/logs/build.log"); then
@@ -36,7 +36,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
   tee -a "$summary"
 
 say "== unit tests"
-for t in src/backends/cupti_sass/argus_pc_evidence_tests src/backends/ncu/argus_backend_ncu_tests; do
+for t in src/evidence/argus_evidence_tests src/backends/ncu/argus_backend_ncu_tests; do
   "$build/$t" >"$work/logs/$(basename "$t").log" 2>&1
   say "$(basename "$t"): exit $? ($(grep -E '^\[  (PASSED|FAILED) ' "$work/logs/$(basename "$t").log" | tr '\n' ' '))"
 done

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <span>
 
-#include "argus/backends/run.h"
-#include "argus/backends/system_trace.h"
+#include "argus/evidence/system_trace.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/trace/decode.h"
 
 namespace argus::report {
@@ -13,7 +13,7 @@ namespace argus::report {
 using json = nlohmann::json;
 
 Result<json> bundleTimeline(std::string_view bundleBytes) {
-  auto bundle = backends::decodeBundle(bundleBytes);
+  auto bundle = evidence::decodeBundle(bundleBytes);
   if (!bundle) return std::unexpected(bundle.error());
   json events = json::array();
   for (const auto& launch : bundle->launches) {
@@ -37,9 +37,9 @@ json queryTimeline(const std::vector<CollectionEvidence>& collections) {
     if (!c.regionTrace.empty())
       if (auto timeline = bundleTimeline(c.regionTrace))
         for (auto& e : (*timeline)["traceEvents"]) events.push_back(std::move(e));
-    std::vector<backends::SystemTrace> processes;
+    std::vector<evidence::SystemTrace> processes;
     for (const auto& [name, bytes] : c.systemTraces) {
-      auto trace = backends::parseSystemTrace(bytes);
+      auto trace = evidence::parseSystemTrace(bytes);
       if (!trace) continue;
       // The first process's trace first: it keeps the plain track names.
       if (name == "system_trace")
@@ -48,7 +48,7 @@ json queryTimeline(const std::vector<CollectionEvidence>& collections) {
         processes.push_back(std::move(*trace));
     }
     if (!processes.empty())
-      for (auto& e : backends::systemTraceChrome(processes)["traceEvents"])
+      for (auto& e : evidence::systemTraceChrome(processes)["traceEvents"])
         events.push_back(std::move(e));
   }
   return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/backends/trace_dir.h"
 #include "argus/query/scope.h"
 #include "argus/report/timeline.h"
@@ -96,7 +96,7 @@ Result<report::TraceTimings> traceTimings(const TraceRequest& o) {
     return fail("trace", fmt::format("no trace map at {}: pass --trace-map with the "
                                      "trace_map.json `argus build` wrote beside the variant",
                                      mapFile.string()));
-  backends::TraceBundle bundle;
+  evidence::TraceBundle bundle;
   bundle.traceMap = json::parse(*mapText, nullptr, false);
   if (bundle.traceMap.is_discarded())
     return fail("trace", fmt::format("{} is not JSON", mapFile.string()));
@@ -106,7 +106,7 @@ Result<report::TraceTimings> traceTimings(const TraceRequest& o) {
   bundle.run = {{"trace_dir", dir.string()}};
   auto scope = query::parseScope(o.scope);
   if (!scope) return std::unexpected(scope.error());
-  const std::string bytes = backends::encodeBundle(bundle);
+  const std::string bytes = evidence::encodeBundle(bundle);
   auto timing = synthesis::regionTiming(bytes, o.region, *scope);
   if (!timing) return std::unexpected(timing.error());
   if (!o.chromeTrace.empty()) {

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "argus/backends/ncu.h"
-#include "argus/backends/pc_collect.h"
+#include "argus/evidence/ncu_source.h"
+#include "argus/evidence/pc_bundle.h"
 #include "argus/sass/pcmap.h"
 
 namespace argus::synthesis {
@@ -33,9 +33,9 @@ std::string soleOwner(const sass::PcEntry& e, const std::string& kernel) {
 /// Per-PC values of every launch of a bundle: metric totals, stall samples (and, for PC sampling,
 /// all samples of a PC under kInstExecuted, so that shares and ambiguity weigh by samples), and
 /// for ncu its instruction column under kInstExecuted too.
-std::vector<PcMetrics> pcValues(const backends::PcBundle& bundle) {
+std::vector<PcMetrics> pcValues(const evidence::PcBundle& bundle) {
   std::vector<PcMetrics> out;
-  const std::string ncuInst(backends::ncu::sourceColumnFor(kInstExecuted));
+  const std::string ncuInst(evidence::ncu::sourceColumnFor(kInstExecuted));
   for (const auto& launch : bundle.launches) {
     for (const auto& f : launch.functions) {
       for (const auto& pc : f.pcs) {
@@ -65,7 +65,7 @@ double valueOf(const json& j) {
                                                                         : 0.0;
 }
 
-json evidenceSummary(const backends::PcBundle& b) {
+json evidenceSummary(const evidence::PcBundle& b) {
   json launches = json::array();
   uint64_t instTotal = 0;
   for (const auto& l : b.launches) {
@@ -169,7 +169,7 @@ Result<runtime::TaskOutputs> runPcAttribution(runtime::TaskContext& ctx) {
 }  // namespace
 
 Result<json> mappingRunDocument(std::string_view bundleText) {
-  auto bundle = backends::decodePcBundle(bundleText);
+  auto bundle = evidence::decodePcBundle(bundleText);
   if (!bundle) return std::unexpected(bundle.error());
   auto map = sass::parsePcMap(bundle->disassembly, bundle->paintMap);
   if (!map) return std::unexpected(map.error());
@@ -216,7 +216,7 @@ Result<MappingRun> mappingRunFromDocument(const json& document) {
 
 Result<json> attributeBundle(std::string_view bundleText, const std::optional<json>& mapping,
                              const std::string& recipe) {
-  auto bundle = backends::decodePcBundle(bundleText);
+  auto bundle = evidence::decodePcBundle(bundleText);
   if (!bundle) return std::unexpected(bundle.error());
   auto reference = sass::parsePcMap(bundle->disassembly, bundle->paintMap);
   if (!reference) return std::unexpected(reference.error());

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "argus/backends/pc_collect.h"
+#include "argus/evidence/pc_bundle.h"
 #include "argus/runtime/executor.h"
 #include "argus/support/process.h"
 #include "argus/synthesis/attribution_executor.h"
@@ -64,14 +64,14 @@ class SharedCalleeBundles : public ::testing::Test {
 
 TEST_F(SharedCalleeBundles, BundlesReadBackUnchanged) {
   for (const char* c : {"pc_mapping", "cupti_sass", "cupti_pc_sampling", "ncu"}) {
-    auto b = backends::decodePcBundle(bundle(c));
+    auto b = evidence::decodePcBundle(bundle(c));
     ASSERT_TRUE(b.has_value()) << c << ": " << b.error().text();
     EXPECT_EQ(b->kernel, "shared_callee");
     EXPECT_FALSE(b->launches.empty()) << c;
-    EXPECT_EQ(backends::encodePcBundle(*backends::decodePcBundle(backends::encodePcBundle(*b))),
-              backends::encodePcBundle(*b));
+    EXPECT_EQ(evidence::encodePcBundle(*evidence::decodePcBundle(evidence::encodePcBundle(*b))),
+              evidence::encodePcBundle(*b));
   }
-  EXPECT_FALSE(backends::decodePcBundle("{\"format\": \"argus_pc_bundle 0\"}").has_value());
+  EXPECT_FALSE(evidence::decodePcBundle("{\"format\": \"argus_pc_bundle 0\"}").has_value());
 }
 
 TEST_F(SharedCalleeBundles, MappingRunCountsEveryPcOnce) {
@@ -176,14 +176,14 @@ TEST_F(SharedCalleeBundles, WithoutTheMappingRunTheSplitIsAnEstimateAndSaysSo) {
 TEST_F(SharedCalleeBundles, EvidenceJoinsOnlyTheMapOfItsOwnCubin) {
   // The mapping run's counts (cloned helper copies past the reference's last PC) put on the
   // reference build's map: refused, not silently joined.
-  auto mappingBundle = backends::decodePcBundle(bundle("pc_mapping"));
-  auto referenceBundle = backends::decodePcBundle(bundle("cupti_sass"));
+  auto mappingBundle = evidence::decodePcBundle(bundle("pc_mapping"));
+  auto referenceBundle = evidence::decodePcBundle(bundle("cupti_sass"));
   ASSERT_TRUE(mappingBundle && referenceBundle);
   mappingBundle->collector = "cupti_sass";
   mappingBundle->disassembly = referenceBundle->disassembly;
   mappingBundle->paintMap = referenceBundle->paintMap;
   auto wrong =
-      attributeBundle(backends::encodePcBundle(*mappingBundle), std::nullopt, "sass_counters");
+      attributeBundle(evidence::encodePcBundle(*mappingBundle), std::nullopt, "sass_counters");
   ASSERT_FALSE(wrong.has_value());
   EXPECT_NE(wrong.error().message.find("same cubin"), std::string::npos) << wrong.error().text();
 }

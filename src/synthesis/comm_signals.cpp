@@ -13,14 +13,14 @@ namespace argus::synthesis {
 namespace {
 
 using json = nlohmann::json;
-using backends::SystemTrace;
-using backends::TraceOp;
+using evidence::SystemTrace;
+using evidence::TraceOp;
 
-bool isCommRange(const backends::TraceRange& r) {
+bool isCommRange(const evidence::TraceRange& r) {
   return r.name.rfind("argus.comm", 0) == 0;
 }
 
-int labelInt(const backends::TraceRange& r, const char* key, int fallback) {
+int labelInt(const evidence::TraceRange& r, const char* key, int fallback) {
   auto it = r.labels.find(key);
   if (it == r.labels.end()) return fallback;
   try {
@@ -30,7 +30,7 @@ int labelInt(const backends::TraceRange& r, const char* key, int fallback) {
   }
 }
 
-uint64_t labelBytes(const backends::TraceRange& r, uint64_t fallback) {
+uint64_t labelBytes(const evidence::TraceRange& r, uint64_t fallback) {
   auto it = r.labels.find("bytes");
   if (it == r.labels.end()) return fallback;
   try {
@@ -249,7 +249,7 @@ json kernelTimelineJson(const SystemTrace& trace) {
                     {"mean_launch_to_start_ns",
                      a.launches > 0 ? a.launch / static_cast<double>(a.launches) : -1.0},
                     {"streams", a.streams},
-                    {"nccl", backends::isNcclKernelName(name)}});
+                    {"nccl", evidence::isNcclKernelName(name)}});
   return json{{"unit", "ns"},
               {"qualification", "observed"},
               {"operations", rows},

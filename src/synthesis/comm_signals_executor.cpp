@@ -15,7 +15,7 @@ void registerCommSignalsExecutor(runtime::ExecutorRegistry& registry) {
           [](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
             auto bytes = ctx.readInput("evidence", "synthesis");
             if (!bytes) return std::unexpected(bytes.error());
-            auto trace = backends::parseSystemTrace(*bytes);
+            auto trace = evidence::parseSystemTrace(*bytes);
             if (!trace) return std::unexpected(trace.error());
             CommSignals first = commSignals(*trace);
             // Further processes of the run (system_trace.<pid>, one per GPU): the collective's
@@ -26,7 +26,7 @@ void registerCommSignalsExecutor(runtime::ExecutorRegistry& registry) {
               if (key.find("/system_trace.") == std::string::npos) continue;
               auto other = artifact.read();
               if (!other) return std::unexpected(other.error());
-              auto parsed = backends::parseSystemTrace(*other);
+              auto parsed = evidence::parseSystemTrace(*other);
               if (!parsed)
                 return fail("synthesis", fmt::format("{}: {}", key, parsed.error().message));
               processes.push_back(commSignals(*parsed).groups);

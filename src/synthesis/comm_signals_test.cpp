@@ -47,7 +47,7 @@ TEST(CommSignals, LabelledChunksGroupBySizeAndSms) {
   t += range(3, 50, 60, "argus.comm impl=copy_kernel bytes=2000 sms=8") + api(3, 55) +
        kernel("copy", 3, 500, 600);
   t += api(4, 70) + kernel("gemm", 4, 600, 900);  // outside any comm range: not communication
-  auto trace = backends::parseSystemTrace(t);
+  auto trace = evidence::parseSystemTrace(t);
   ASSERT_TRUE(trace) << trace.error().message;
   auto s = commSignals(*trace);
   ASSERT_EQ(s.chunks.size(), 3u);
@@ -74,7 +74,7 @@ TEST(CommSignals, ChunkOfSeveralOpsSpansThemAll) {
   std::string t = kHeader;
   t += range(1, 0, 20, "argus.comm bytes=64 sms=2") + api(1, 5) + api(2, 10) +
        kernel("a", 1, 30, 40) + kernel("b", 2, 45, 70);
-  auto trace = backends::parseSystemTrace(t);
+  auto trace = evidence::parseSystemTrace(t);
   ASSERT_TRUE(trace);
   auto s = commSignals(*trace);
   ASSERT_EQ(s.chunks.size(), 1u);
@@ -88,7 +88,7 @@ TEST(CommSignals, NcclKernelsWithoutRangesUseGridAsSms) {
   std::string t = kHeader;
   t += api(1, 0) + kernel("ncclDevKernel_AllGather_RING_LL", 1, 10, 50, 16);
   t += kernel("ncclKernel_AllGather_RING_LL", 9, 60, 80, 16);  // no API record: no overhead
-  auto trace = backends::parseSystemTrace(t);
+  auto trace = evidence::parseSystemTrace(t);
   ASSERT_TRUE(trace);
   auto s = commSignals(*trace);
   ASSERT_EQ(s.chunks.size(), 2u);
@@ -124,7 +124,7 @@ TEST(CommSignals, SeveralProcessesTakeTheSlowestRank) {
 }
 
 TEST(CommSignals, NoCommunicationIsEmpty) {
-  auto trace = backends::parseSystemTrace(std::string(kHeader) + api(1, 0) + kernel("k", 1, 1, 2));
+  auto trace = evidence::parseSystemTrace(std::string(kHeader) + api(1, 0) + kernel("k", 1, 1, 2));
   ASSERT_TRUE(trace);
   auto s = commSignals(*trace);
   EXPECT_TRUE(s.chunks.empty());
@@ -145,7 +145,7 @@ namespace {
 // cudaMemcpyAsync, 7 repetitions each.
 TEST(CommSignalsFixture, StandInChunksOnTheH200) {
   auto trace =
-      backends::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) + "/comm_1024x1024.jsonl");
+      evidence::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) + "/comm_1024x1024.jsonl");
   ASSERT_TRUE(trace) << trace.error().message;
   EXPECT_EQ(trace->dropped, 0u);
   EXPECT_EQ(trace->unmatchedMarkers, 0u);
@@ -171,7 +171,7 @@ using json = nlohmann::json;
 // all-gathers of a 2048 x 4096 FP16 operand in S = 1, 2 chunks through NCCL 2.28.9 communicators
 // of R = 2..32 CTAs, 9 repetitions, with the control communicator's 1-CTA all-reduce barriers.
 TEST(CommSignalsFixture, NcclAllGatherOnTwoH200s) {
-  auto trace = backends::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) +
+  auto trace = evidence::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) +
                                          "/nccl/nccl_allgather_2048x4096.jsonl");
   ASSERT_TRUE(trace) << trace.error().message;
   EXPECT_EQ(trace->dropped, 0u);
@@ -245,7 +245,7 @@ TEST(CommSignalsFixture, ExecutorJoinsEveryProcessOfTheRun) {
   const json timeline = json::parse(*out->artifacts.at("kernel_timeline").read());
   ASSERT_EQ(timeline["other_processes"].size(), 1u);
   EXPECT_EQ(timeline["other_processes"][0]["operations"].size(), timeline["operations"].size());
-  auto one = commSignals(*backends::parseSystemTrace(*text));
+  auto one = commSignals(*evidence::parseSystemTrace(*text));
   for (const auto& g : chunkTime["groups"]) {
     if (g["bytes"] == 0) continue;
     for (const auto& o : one.groups)
@@ -259,11 +259,11 @@ TEST(CommSignalsFixture, ExecutorJoinsEveryProcessOfTheRun) {
 
 TEST(CommSignalsFixture, TmaGemmTimeline) {
   auto trace =
-      backends::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) + "/tma_gemm_256.jsonl");
+      evidence::readSystemTrace(std::string(ARGUS_SYSTEM_TRACE_DATA) + "/tma_gemm_256.jsonl");
   ASSERT_TRUE(trace) << trace.error().message;
   size_t kernels = 0, htod = 0, dtoh = 0;
   for (const auto& op : trace->ops) {
-    if (op.kind == backends::TraceOp::Kind::Kernel) {
+    if (op.kind == evidence::TraceOp::Kind::Kernel) {
       ++kernels;
       EXPECT_EQ(op.name, "tma_gemm");
       EXPECT_EQ(op.grid[0] * op.grid[1] * op.grid[2], 8u);  // 256 x 256 in 64 x 128 tiles

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/program/program.h"
 #include "argus/trace/decode.h"
 #include "evidence_executor.h"
@@ -35,7 +35,7 @@ Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) 
   for (const json& k : doc["kernels"]) {
     if (!kernel.empty() && !program::sameKernelName(k.value("kernel", std::string()), kernel))
       continue;
-    if (const auto times = backends::kernelRecordTimes(k))
+    if (const auto times = evidence::kernelRecordTimes(k))
       launches.push_back({times->first, times->second});
   }
   std::stable_sort(launches.begin(), launches.end(),

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/synthesis/probe_join.h"
 #include "argus/trace/decode.h"
 
@@ -27,7 +27,7 @@ struct DecodedRuns {
 
 Result<std::unique_ptr<DecodedRuns>> decodeRuns(std::string_view bytes, const std::string& kernel,
                                                 std::string_view what) {
-  auto bundle = backends::decodeBundle(bytes);
+  auto bundle = evidence::decodeBundle(bytes);
   if (!bundle) return std::unexpected(bundle.error());
   if (!bundle->traceMap.contains(kernel))
     return fail("synthesis",

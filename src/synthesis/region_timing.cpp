@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/trace/decode.h"
 #include "evidence_executor.h"
 
@@ -107,7 +107,7 @@ Result<json> occurrenceTiming(const trace::DecodedTrace& trace, const trace::Tra
 
 Result<json> regionTiming(std::string_view bundleBytes, const std::string& regionPath,
                           const query::Scope& scope) {
-  auto bundle = backends::decodeBundle(bundleBytes);
+  auto bundle = evidence::decodeBundle(bundleBytes);
   if (!bundle) return std::unexpected(bundle.error());
   const query::Clause* launchClause = scope.clause(query::Coordinate::Launch);
   std::optional<trace::TraceMap> map;

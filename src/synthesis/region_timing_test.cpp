@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/trace/format.h"
 
 namespace argus::synthesis {
@@ -30,8 +30,8 @@ std::string launchBuffer(std::uint64_t dropped) {
   return bytes;
 }
 
-backends::TraceBundle bundleWith(const std::vector<std::string>& notes) {
-  backends::TraceBundle bundle;
+evidence::TraceBundle bundleWith(const std::vector<std::string>& notes) {
+  evidence::TraceBundle bundle;
   bundle.traceMap["k"] = json::parse(R"({"argus_trace_map": 1, "kernel": "k",
       "time_base": "globaltimer", "overflow": "clamp",
       "regions": [{"index": 0, "path": "a", "parent": null}]})");
@@ -47,7 +47,7 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   const auto scope = query::parseScope("");
   ASSERT_TRUE(scope.has_value());
   const std::string lost = "5 records of 1 warps lost: lanes ran markers without lane 0 ...";
-  auto timing = regionTiming(backends::encodeBundle(bundleWith({lost, "", lost})), "", *scope);
+  auto timing = regionTiming(evidence::encodeBundle(bundleWith({lost, "", lost})), "", *scope);
   ASSERT_TRUE(timing.has_value()) << timing.error().text();
   const json& d = (*timing)["duration"];
   EXPECT_EQ(d["launches"], 3);
@@ -58,10 +58,10 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   EXPECT_FALSE(d.contains("traced_kernel"));  // no kernel times in the bundle
 
   // Quiet launches add no notes; many noisy ones are capped and say so.
-  auto quiet = regionTiming(backends::encodeBundle(bundleWith({"", ""})), "", *scope);
+  auto quiet = regionTiming(evidence::encodeBundle(bundleWith({"", ""})), "", *scope);
   ASSERT_TRUE(quiet.has_value()) << quiet.error().text();
   EXPECT_FALSE((*quiet)["duration"].contains("launch_notes"));
-  auto noisy = regionTiming(backends::encodeBundle(bundleWith(std::vector<std::string>(20, lost))),
+  auto noisy = regionTiming(evidence::encodeBundle(bundleWith(std::vector<std::string>(20, lost))),
                             "", *scope);
   ASSERT_TRUE(noisy.has_value()) << noisy.error().text();
   const json& notes = (*noisy)["duration"]["launch_notes"];
@@ -69,7 +69,7 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
   EXPECT_NE(notes.back().get<std::string>().find("(12 further launches' notes left out)"),
             std::string::npos);
   // Exactly as many as are kept: nothing is said to be left out.
-  auto eight = regionTiming(backends::encodeBundle(bundleWith(std::vector<std::string>(8, lost))),
+  auto eight = regionTiming(evidence::encodeBundle(bundleWith(std::vector<std::string>(8, lost))),
                             "", *scope);
   ASSERT_TRUE(eight.has_value()) << eight.error().text();
   EXPECT_EQ((*eight)["duration"]["launch_notes"].back(), "launch 7: " + lost);
@@ -80,11 +80,11 @@ TEST(RegionTiming, CarriesTheLaunchNotesThatSayWhyRecordsWereDropped) {
 TEST(RegionTiming, NotesLaunchesWhoseBlockIsNotTheOneTheTraceAssumed) {
   const auto scope = query::parseScope("");
   ASSERT_TRUE(scope.has_value());
-  backends::TraceBundle bundle = bundleWith({"", "5 records lost"});
+  evidence::TraceBundle bundle = bundleWith({"", "5 records lost"});
   bundle.traceMap["k"]["block"] = {128, 1, 1};
   bundle.launches[0].info["block"] = {128, 1, 1};
   bundle.launches[1].info["block"] = {64, 2, 1};
-  auto timing = regionTiming(backends::encodeBundle(bundle), "", *scope);
+  auto timing = regionTiming(evidence::encodeBundle(bundle), "", *scope);
   ASSERT_TRUE(timing.has_value()) << timing.error().text();
   const json& notes = (*timing)["duration"]["launch_notes"];
   ASSERT_EQ(notes.size(), 1u) << notes.dump();
@@ -95,7 +95,7 @@ TEST(RegionTiming, NotesLaunchesWhoseBlockIsNotTheOneTheTraceAssumed) {
             "query again");
   // A malformed block in the trace map is an error that names it.
   bundle.traceMap["k"]["block"] = {128, 1};
-  auto bad = regionTiming(backends::encodeBundle(bundle), "", *scope);
+  auto bad = regionTiming(evidence::encodeBundle(bundle), "", *scope);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("`block` is not three unsigned extents"), std::string::npos)
       << bad.error().message;
@@ -104,20 +104,20 @@ TEST(RegionTiming, NotesLaunchesWhoseBlockIsNotTheOneTheTraceAssumed) {
 // The traced launches' CUPTI kernel times (joined by the collection) become traced_kernel
 // statistics over the launches the scope selects.
 TEST(RegionTiming, TracedKernelTimesOfTheSelectedLaunches) {
-  backends::TraceBundle bundle = bundleWith({"", "", ""});
+  evidence::TraceBundle bundle = bundleWith({"", "", ""});
   bundle.launches[0].info["kernel_ns"] = 1000;
   bundle.launches[1].info["kernel_ns"] = 3000;
   bundle.launches[2].info["kernel_ns"] = 2000;
   const auto all = query::parseScope("");
   const auto first = query::parseScope("launch=0..1");
   ASSERT_TRUE(all.has_value() && first.has_value());
-  auto timing = regionTiming(backends::encodeBundle(bundle), "", *all);
+  auto timing = regionTiming(evidence::encodeBundle(bundle), "", *all);
   ASSERT_TRUE(timing.has_value()) << timing.error().text();
   const json& k = (*timing)["duration"]["traced_kernel"];
   EXPECT_EQ(k["count"], 3);
   EXPECT_EQ(k["median"], 2000.0);
   EXPECT_EQ(k["max"], 3000);
-  auto two = regionTiming(backends::encodeBundle(bundle), "", *first);
+  auto two = regionTiming(evidence::encodeBundle(bundle), "", *first);
   ASSERT_TRUE(two.has_value()) << two.error().text();
   EXPECT_EQ((*two)["duration"]["traced_kernel"]["median"], 2000.0);
   EXPECT_EQ((*two)["duration"]["traced_kernel"]["count"], 2);

@@ -1,4 +1,4 @@
-// Synthesis executors that turn PC bundles (argus/backends/pc_collect.h) into attributed signals:
+// Synthesis executors that turn PC bundles (argus/evidence/pc_bundle.h) into attributed signals:
 //
 //   ownership_weights  input `evidence`: the mapping run's bundle. Output `pc_region_map`: the
 //                      mapping run (schema argus.mapping_run/1: the mapping build's map, its

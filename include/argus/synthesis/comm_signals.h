@@ -1,4 +1,4 @@
-// Communication signals from a system trace (argus/backends/system_trace.h): per-chunk
+// Communication signals from a system trace (argus/evidence/system_trace.h): per-chunk
 // communication time, launch overhead and throughput, grouped by chunk size and by the number of
 // SMs reserved for communication.
 //
@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "argus/backends/system_trace.h"
+#include "argus/evidence/system_trace.h"
 #include "argus/runtime/executor.h"
 #include "argus/support/status.h"
 
@@ -54,7 +54,7 @@ struct CommSignals {
 };
 
 /// Finds the communication chunks of `trace` and their statistics. [thread-safe]
-[[nodiscard]] CommSignals commSignals(const backends::SystemTrace& trace);
+[[nodiscard]] CommSignals commSignals(const evidence::SystemTrace& trace);
 
 /// The groups of several processes of one run (one per GPU) as one: a collective is as slow as
 /// its slowest rank, so each group's times and launch overhead are the largest process's, its
@@ -74,7 +74,7 @@ struct CommSignals {
                                                                 const nlohmann::json& overhead);
 
 /// Kernel timeline summary: per kernel name count, total/mean GPU time and mean launch-to-start.
-[[nodiscard]] nlohmann::json kernelTimelineJson(const backends::SystemTrace& trace);
+[[nodiscard]] nlohmann::json kernelTimelineJson(const evidence::SystemTrace& trace);
 
 /// Registers `system_trace_signals`: input `evidence` (a system trace), outputs kernel_timeline,
 /// launch_overhead, comm_chunk_time and comm_throughput.

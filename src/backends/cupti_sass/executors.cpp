@@ -1,5 +1,5 @@
-// The CUPTI per-PC collectors (pc_mapping, cupti_sass, cupti_pc_sampling) and the PC bundle they
-// publish; see argus/backends/pc_collect.h.
+// The CUPTI per-PC collectors (pc_mapping, cupti_sass, cupti_pc_sampling), which publish PC
+// bundles (argus/evidence/pc_bundle.h); see argus/backends/pc_collect.h.
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "argus/backends/pc_collect.h"
-#include "argus/backends/run.h"
+#include "argus/collect/pc_inputs.h"
+#include "argus/collect/run_variant.h"
+#include "argus/evidence/pc_bundle.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
@@ -17,6 +19,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using collect::configString;
+using collect::inputFile;
+using collect::materializeExecutable;
+using collect::preparePcBundle;
+using collect::runVariant;
+using evidence::encodePcBundle;
+using evidence::PcBundle;
+using evidence::PcFunction;
+using evidence::readPcEvidenceDir;
 
 /// Which collection a CUPTI executor makes.
 enum class Family { Mapping, SassMetrics, PcSampling };
@@ -30,33 +41,11 @@ constexpr std::string_view kReferenceMetrics =
     "smsp__sass_thread_inst_executed_pred_on,smsp__sass_inst_executed_op_global,"
     "smsp__sass_inst_executed_op_shared";
 
-std::string configString(const runtime::TaskContext& ctx, const char* key, std::string fallback) {
-  const auto& c = ctx.task.config;
-  if (c.is_object() && c.contains(key) && c[key].is_string()) return c[key].get<std::string>();
-  return fallback;
-}
-
 uint64_t configLaunches(const runtime::TaskContext& ctx) {
   const auto& c = ctx.task.config;
   if (c.is_object() && c.contains("launches") && c["launches"].is_number_unsigned())
     return std::max<uint64_t>(1, c["launches"].get<uint64_t>());
   return 1;
-}
-
-/// An input artifact as a file (memoized inputs may arrive as bytes).
-Result<fs::path> inputFile(runtime::TaskContext& ctx, const std::string& name,
-                           const fs::path& fallback, std::string_view component) {
-  auto it = ctx.inputs.find(name);
-  if (it == ctx.inputs.end())
-    return fail(std::string(component),
-                fmt::format("task `{}` has no `{}` input; the planner binds build/<variant>'s "
-                            "outputs to PC collections",
-                            ctx.task.id, name));
-  if (it->second.file) return *it->second.file;
-  std::error_code ec;
-  fs::create_directories(fallback.parent_path(), ec);
-  if (auto ok = writeFile(fallback, it->second.data); !ok) return std::unexpected(ok.error());
-  return fallback;
 }
 
 Result<runtime::TaskOutputs> collectCupti(const program::ProgramSpec& spec,
@@ -159,103 +148,6 @@ Result<runtime::TaskOutputs> collectCupti(const program::ProgramSpec& spec,
 }
 
 }  // namespace
-
-Result<void> preparePcBundle(const program::ProgramSpec& spec, runtime::TaskContext& ctx,
-                             std::string_view component, PcBundle& bundle) {
-  const std::string who(component);
-  std::error_code ec;
-  fs::create_directories(ctx.taskDir, ec);
-  bundle.variant = configString(ctx, "variant", "");
-  bundle.kernel = configString(ctx, "kernel", "");
-  if (bundle.kernel.empty() && spec.kernels.size() == 1) bundle.kernel = spec.kernels[0].name;
-  if (bundle.kernel.empty())
-    return fail(who, fmt::format("task `{}` names no kernel (config.kernel)", ctx.task.id));
-  auto cubin = inputFile(ctx, "cubin", ctx.taskDir / "build.cubin", component);
-  if (!cubin) return std::unexpected(cubin.error());
-  bundle.cubinHash = ctx.inputs.at("cubin").hash;
-  bundle.cubinBytes = fs::file_size(*cubin, ec);
-  auto paint = ctx.readInput("paint_map", component);
-  if (!paint) return std::unexpected(paint.error());
-  bundle.paintMap = json::parse(*paint, nullptr, false);
-  if (bundle.paintMap.is_discarded() || !bundle.paintMap.is_object() || bundle.paintMap.empty())
-    return fail(who,
-                "the variant's paint map is empty or not JSON; PC collections need a "
-                "variant made with paint_ptx");
-  auto text = sass::disassemble(*cubin, /*lineInfo=*/true);
-  if (!text) return std::unexpected(text.error());
-  bundle.disassembly = std::move(*text);
-  // Fails here, not in synthesis, when the map and the cubin do not belong together.
-  auto map = sass::parsePcMap(bundle.disassembly, bundle.paintMap);
-  if (!map) return std::unexpected(map.error());
-
-  // The reference build is the painted one; its SASS must be the unpainted program's.
-  if (ctx.inputs.contains("unpainted_ptx") && ctx.inputs.contains("ptx")) {
-    auto unpainted = ctx.readInput("unpainted_ptx", component);
-    auto painted = ctx.readInput("ptx", component);
-    if (!unpainted) return std::unexpected(unpainted.error());
-    if (!painted) return std::unexpected(painted.error());
-    auto check =
-        sass::paintedSassCheck(*unpainted, *painted, spec.arch, ctx.taskDir / "sass_check");
-    if (!check) return std::unexpected(check.error());
-    bundle.sassCheck = std::move(*check);
-    if (!bundle.sassCheck.value("painted_equals_unpainted", false))
-      ctx.log += fmt::format("{}: warning: painting changed the SASS: {}\n", who,
-                             bundle.sassCheck.value("detail", std::string()));
-  }
-  return {};
-}
-
-std::string encodePcBundle(const PcBundle& bundle) {
-  json launches = json::array();
-  for (const auto& l : bundle.launches) launches.push_back(json::parse(encodePcEvidence(l)));
-  return json{{"format", kPcBundleFormat},
-              {"collector", bundle.collector},
-              {"variant", bundle.variant},
-              {"kernel", bundle.kernel},
-              {"cubin", {{"hash", bundle.cubinHash}, {"bytes", bundle.cubinBytes}}},
-              {"cubin_check", bundle.cubinCheck},
-              {"sass_check", bundle.sassCheck},
-              {"disassembly", bundle.disassembly},
-              {"paint_map", bundle.paintMap},
-              {"launches", launches},
-              {"totals", bundle.totals},
-              {"run", bundle.run}}
-      .dump();
-}
-
-Result<PcBundle> decodePcBundle(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return fail("pc_bundle", "not JSON; expected a PC bundle (argus_pc_bundle 1)");
-  if (j.value("format", "") != kPcBundleFormat)
-    return fail("pc_bundle", fmt::format("format is `{}`, expected `{}`", j.value("format", ""),
-                                         kPcBundleFormat));
-  PcBundle b;
-  try {
-    b.collector = j.at("collector").get<std::string>();
-    b.variant = j.at("variant").get<std::string>();
-    b.kernel = j.at("kernel").get<std::string>();
-    b.cubinHash = j.at("cubin").at("hash").get<std::string>();
-    b.cubinBytes = j.at("cubin").at("bytes").get<uint64_t>();
-    b.cubinCheck = j.at("cubin_check");
-    b.sassCheck = j.at("sass_check");
-    b.disassembly = j.at("disassembly").get<std::string>();
-    b.paintMap = j.at("paint_map");
-    b.totals = j.value("totals", json::object());
-    b.run = j.value("run", json::object());
-  } catch (const json::exception& e) {
-    return fail("pc_bundle", fmt::format("missing or mistyped field: {}", e.what()));
-  }
-  if (!j.contains("launches") || !j["launches"].is_array())
-    return fail("pc_bundle", "`launches` must be an array");
-  for (size_t i = 0; i < j["launches"].size(); ++i) {
-    auto launch = parsePcEvidence(j["launches"][i].dump());
-    if (!launch)
-      return fail("pc_bundle", fmt::format("launches[{}]: {}", i, launch.error().message));
-    b.launches.push_back(std::move(*launch));
-  }
-  return b;
-}
 
 Result<fs::path> cuptiSassLibrary() {
   if (const char* env = std::getenv("ARGUS_CUPTI_SASS_LIB"); env && *env) {

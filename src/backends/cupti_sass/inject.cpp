@@ -18,7 +18,7 @@
 //
 // Every module's cubin is saved once per CUPTI cubin CRC (module-load callback, cuptiGetCubinCrc)
 // so that the PC map of exactly that cubin can be built (`nvdisasm -g`), and CUPTI kernel activity
-// gives GPU durations (kernels.jsonl). Files: see argus/backends/pc_evidence.h.
+// gives GPU durations (kernels.jsonl). Files: see argus/evidence/pc_evidence.h.
 //
 // Environment:
 //   ARGUS_OUT_DIR               output folder (created); unset: say so once, collect nothing.
@@ -53,11 +53,10 @@
 //
 // Never fatal: problems go to errors.txt and stderr ("argus-cupti: ...") and the program runs on.
 // Kernels in CUDA graphs are not seen (no launch callback). One profiled process per folder.
-#include "argus/backends/pc_evidence.h"
-
-#include "../region_trace/driver_calls.h"
-#include "../region_trace/kernel_activity.h"
-#include "../region_trace/vendor_api.h"
+#include "argus/evidence/pc_evidence.h"
+#include "argus/inject/driver_calls.h"
+#include "argus/inject/output.h"
+#include "argus/inject/skeleton.h"
 
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
@@ -88,17 +87,17 @@ namespace argus::cupti_sass {
 namespace {
 
 namespace fs = std::filesystem;
-using backends::PcEvidence;
-using backends::PcFunction;
-using backends::PcRecord;
+using evidence::PcEvidence;
+using evidence::PcFunction;
+using evidence::PcRecord;
 using inject::appendLine;
 using inject::envNumber;
 using inject::functionName;
-using inject::kLaunchCallbacks;
 using inject::LaunchArgs;
 using inject::launchArgs;
 using inject::reportTo;
 using inject::succeeded;
+using inject::tInCallback;
 using inject::vendor;
 using inject::VendorApi;
 using json = nlohmann::ordered_json;
@@ -204,12 +203,13 @@ struct State {
   std::uint64_t discardedSamplingRecords = 0;
 };
 
+constexpr inject::Library kLibrary{"argus-cupti", "collecting nothing"};
+
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
 thread_local PendingLaunch tPending;
-thread_local bool tInCallback = false;
 
 void reportError(const std::string& message) {
-  reportTo("argus-cupti", gState != nullptr ? gState->dir : std::filesystem::path(), message);
+  reportTo(kLibrary.prefix, gState != nullptr ? gState->dir : std::filesystem::path(), message);
 }
 
 template <class Status>
@@ -230,9 +230,9 @@ std::vector<std::string> splitList(const char* text) {
 }
 
 void writeEvidence(const PcEvidence& e) {
-  const fs::path file = gState->dir / backends::pcEvidenceFileName(e.seq);
+  const fs::path file = gState->dir / evidence::pcEvidenceFileName(e.seq);
   std::ofstream out(file, std::ios::trunc);
-  out << backends::encodePcEvidence(e);
+  out << evidence::encodePcEvidence(e);
   if (!out) reportError("cannot write " + file.string());
 }
 
@@ -240,7 +240,7 @@ void writeEvidence(const PcEvidence& e) {
 void linkCubins(PcEvidence& e) {
   for (auto& f : e.functions) {
     f.cubinFile =
-        gState->savedCubins.contains(f.cubinCrc) ? backends::cubinFileName(f.cubinCrc) : "";
+        gState->savedCubins.contains(f.cubinCrc) ? evidence::cubinFileName(f.cubinCrc) : "";
   }
 }
 
@@ -260,7 +260,7 @@ void saveCubin(const CUpti_ModuleResourceData* module) {
   if (!check(api.cuptiGetCubinCrc(&params), "cuptiGetCubinCrc")) return;
   std::lock_guard lock(gState->mutex);
   if (!gState->savedCubins.insert(params.cubinCrc).second) return;
-  const fs::path file = gState->dir / backends::cubinFileName(params.cubinCrc);
+  const fs::path file = gState->dir / evidence::cubinFileName(params.cubinCrc);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out.write(module->pCubin, static_cast<std::streamsize>(module->cubinSize));
   if (!out) reportError("cannot write " + file.string());
@@ -544,7 +544,7 @@ bool flushSass(CUcontext context, const ContextState& c, PcEvidence* e, size_t& 
       PcRecord r;
       r.pc = pc;
       for (auto& [metric, slots] : metrics) {
-        backends::PcMetric m;
+        evidence::PcMetric m;
         for (auto v : slots) m.total += v;
         if (instances > 1) m.perInstance = std::move(slots);
         r.metrics.emplace(metric, std::move(m));
@@ -895,7 +895,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       // callback, so by default they are flushed at the next flush point (flushPendingSass).
       gState->sassPending[p.context] = {p.selected, e};
       if (gState->sassFlushInExit) flushPendingSass(p.context, c);
-      if (p.selected) file = backends::pcEvidenceFileName(e.seq);
+      if (p.selected) file = evidence::pcEvidenceFileName(e.seq);
     } else {
       drainSamples(p.context, c, p.selected ? e.correlation : 0);
       if (p.selected) {
@@ -906,7 +906,7 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
           it->second.note = "no PC samples yet at launch exit (short kernel or late records)";
           writeEvidence(it->second);
         }
-        file = backends::pcEvidenceFileName(e.seq);
+        file = evidence::pcEvidenceFileName(e.seq);
       }
     }
   }
@@ -948,47 +948,22 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   }
 }
 
-void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                         const void* data) {
-  if (gState == nullptr || tInCallback) return;
-  tInCallback = true;
-  try {
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-      const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-      if (std::ranges::find(kAfterInitCallbacks, cbid) != std::end(kAfterInitCallbacks)) {
-        if (cb->callbackSite == CUPTI_API_ENTER) startEarlyProfilerInit();
-      } else if (cb->callbackSite == CUPTI_API_ENTER) {
-        LaunchArgs args;
-        if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
-      } else {
-        onLaunchExit(cb);
-      }
-    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-      onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
-    }
-  } catch (const std::exception& ex) {
-    reportError(std::string("callback: ") + ex.what());
-  } catch (...) {
-    reportError("callback: unknown exception");
+/// A driver call's callback (the skeleton's dispatcher calls it while the library collects).
+void onDriverCall(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  if (std::ranges::find(kAfterInitCallbacks, cbid) != std::end(kAfterInitCallbacks)) {
+    if (cb->callbackSite == CUPTI_API_ENTER) startEarlyProfilerInit();
+  } else if (cb->callbackSite == CUPTI_API_ENTER) {
+    LaunchArgs args;
+    if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
+  } else {
+    onLaunchExit(cb);
   }
-  tInCallback = false;
 }
 
-// ---- CUPTI kernel activity: GPU start/end of every kernel -> kernels.jsonl ------------------
-
-constexpr size_t kActivityBufferBytes = 4u << 20;
-
-void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-  inject::allocateActivityBuffer(buffer, size, maxNumRecords, kActivityBufferBytes);
-}
-
-void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
-  if (gState != nullptr && buffer != nullptr && validSize > 0) {
-    inject::appendKernelsJsonl(buffer, validSize, gState->mutex, gState->seqOfCorrelation,
-                               gState->dir, /*forget=*/false);
-  }
-  std::free(buffer);
-}
+const inject::Callbacks kCallbacks{.active = [] { return gState != nullptr; },
+                                   .driver = onDriverCall,
+                                   .resource = onResource,
+                                   .report = reportError};
 
 void atExit() {
   if (gState == nullptr) return;
@@ -1015,30 +990,15 @@ void atExit() {
                      " PC sampling records of launches not selected were dropped");
     }
   }
-  if (vendor().cuptiActivityFlushAll != nullptr) {
-    vendor().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  }
+  inject::flushActivity();
 }
 
 int initialize() {
-  const char* dirText = std::getenv("ARGUS_OUT_DIR");
-  if (dirText == nullptr || *dirText == '\0') {
-    std::fprintf(stderr, "argus-cupti: ARGUS_OUT_DIR is not set; collecting nothing\n");
-    return 1;
-  }
+  const auto dir = inject::openOutputDir(kLibrary, "ARGUS_OUT_DIR",
+                                         {"launches.jsonl", "kernels.jsonl", "errors.txt"});
+  if (!dir) return 1;
   auto* state = new State;
-  state->dir = dirText;
-  std::error_code ec;
-  fs::create_directories(state->dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "argus-cupti: cannot create %s: %s; collecting nothing\n", dirText,
-                 ec.message().c_str());
-    delete state;
-    return 1;
-  }
-  for (const char* name : {"launches.jsonl", "kernels.jsonl", "errors.txt"}) {
-    std::ofstream(state->dir / name, std::ios::trunc);
-  }
+  state->dir = *dir;
   gState = state;
   const char* metrics = std::getenv("ARGUS_SASS_METRICS");
   const bool sampling = envNumber("ARGUS_PC_SAMPLING", 0) != 0;
@@ -1092,8 +1052,7 @@ int initialize() {
   }
 
   VendorApi& api = vendor();
-  if (const std::string problem = api.load(); !problem.empty()) {
-    reportError(problem + "; collecting nothing");
+  if (!inject::loadVendor(kLibrary, reportError)) {
     gState = nullptr;
     return 1;
   }
@@ -1107,18 +1066,14 @@ int initialize() {
   if (init != "early" && init != "inline")
     reportError("ARGUS_CUPTI_INIT=" + init + " is not early or inline; using early");
   state->earlyProfilerInitWanted = sass && init != "inline";
-  if (!check(api.cuptiSubscribe(&state->subscriber, onCallback, nullptr), "cuptiSubscribe")) {
-    reportError("collecting nothing (another CUPTI subscriber, e.g. a profiler, may be attached)");
+  bool ok = true;
+  const auto subscriber = inject::subscribe(kLibrary, &kCallbacks, ok);
+  if (!subscriber) {
     gState = nullptr;
     return 1;
   }
-  bool ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_RESOURCE),
-                  "cuptiEnableDomain (resource)");
-  for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
-    ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-               "cuptiEnableCallback (launch)") &&
-         ok;
-  }
+  state->subscriber = *subscriber;
+  ok = inject::enableLaunchCallbacks(state->subscriber, reportError) && ok;
   // Best effort: without these callbacks the initialisation runs inline at the first
   // configuration (or at context creation, whose callback is enabled anyway).
   if (state->earlyProfilerInitWanted) {
@@ -1129,32 +1084,35 @@ int initialize() {
                     ") failed; the profiler initialisation starts at context creation");
   }
   if (!ok) {
-    api.cuptiUnsubscribe(state->subscriber);
     gState = nullptr;
-    reportError("collecting nothing");
+    inject::abandon(kLibrary, state->subscriber, reportError);
     return 1;
   }
   // Kernel durations from CUPTI activity records, for PC sampling only. Measured on the H200
   // (CUDA 13.0, driver 580): with CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL enabled every SASS metric
   // value came back 0 (records for every PC, kernel patched); without it the per-PC counts sum
   // to ncu's smsp__inst_executed.sum exactly. A patched kernel's duration means nothing anyway.
-  if (!sass && envNumber("ARGUS_PC_KERNEL_TIMES", 1) != 0) {
-    if (api.cuptiActivityRegisterCallbacks == nullptr || api.cuptiActivityEnable == nullptr ||
-        api.cuptiActivityGetNextRecord == nullptr) {
-      reportError("CUPTI activity API unavailable: no kernels.jsonl");
-    } else if (!check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
-                      "cuptiActivityRegisterCallbacks") ||
-               !check(api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                      "cuptiActivityEnable (kernels)")) {
-      reportError("no kernels.jsonl");
-    }
-  }
+  // A launch's kernels are kept in the map (not forgotten once written): its evidence file is
+  // written later.
+  if (!sass && envNumber("ARGUS_PC_KERNEL_TIMES", 1) != 0 &&
+      !inject::recordKernels(
+          {&state->mutex, &state->seqOfCorrelation, state->dir, /*forget=*/false}, reportError) &&
+      inject::activityApiPresent())
+    reportError("no kernels.jsonl");
   std::atexit(atExit);
   if (state->verbose) {
     std::fprintf(stderr, "argus-cupti: %s into %s (CUPTI %s)\n",
-                 sass ? "SASS metrics" : "PC sampling", dirText, api.cuptiPath.c_str());
+                 sass ? "SASS metrics" : "PC sampling", state->dir.c_str(), api.cuptiPath.c_str());
   }
   return 1;
+}
+
+/// initialize, its wall time recorded as the phase InitializeInjection.
+int initializeTimed() {
+  const auto start = std::chrono::steady_clock::now();
+  const int result = initialize();
+  recordPhase("InitializeInjection", start);
+  return result;
 }
 
 }  // namespace
@@ -1163,16 +1121,6 @@ int initialize() {
 /// Called by the CUDA driver (CUDA_INJECTION64_PATH) during cuInit. Always returns 1: a problem
 /// disables collection and is reported, it never fails the program's CUDA initialisation.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
-  static std::once_flag once;
-  static int result = 1;
-  std::call_once(once, [] {
-    try {
-      const auto start = std::chrono::steady_clock::now();
-      result = argus::cupti_sass::initialize();
-      argus::cupti_sass::recordPhase("InitializeInjection", start);
-    } catch (...) {
-      std::fprintf(stderr, "argus-cupti: initialisation failed; collecting nothing\n");
-    }
-  });
-  return result;
+  return argus::inject::initializeOnce(argus::cupti_sass::kLibrary,
+                                       argus::cupti_sass::initializeTimed);
 }

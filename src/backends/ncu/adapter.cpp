@@ -1,6 +1,6 @@
 // The ncu adapter's registration record (argus/backends/adapter.h).
 #include "argus/backends/adapter.h"
-#include "argus/backends/pc_collect.h"
+#include "argus/backends/ncu.h"
 
 namespace argus::backends::adapters {
 

@@ -1,6 +1,6 @@
 // The `ncu` Collect executor: profiles the reference build with Nsight Compute (clocks untouched,
 // source counters), imports the per-PC SASS table and the raw kernel totals into a PC bundle
-// (argus/backends/pc_collect.h), and checks PC by PC that ncu profiled the build's cubin.
+// (argus/evidence/pc_bundle.h), and checks PC by PC that ncu profiled the build's cubin.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "argus/backends/ncu.h"
-#include "argus/backends/pc_collect.h"
-#include "argus/backends/run.h"
+#include "argus/collect/pc_inputs.h"
+#include "argus/collect/run_variant.h"
+#include "argus/evidence/ncu_source.h"
+#include "argus/evidence/pc_bundle.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
@@ -18,6 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using collect::materializeExecutable;
+using collect::preparePcBundle;
+using collect::runVariant;
+using evidence::encodePcBundle;
+using evidence::PcBundle;
 
 /// The opcode word of an instruction text without its guard (`@!P0 BRA ...` -> `BRA`).
 std::string opcodeWord(std::string_view text) {
@@ -72,9 +79,9 @@ Result<runtime::TaskOutputs> collectNcu(const program::ProgramSpec& spec,
   if (!raw || raw->exitCode != 0)
     return fail("ncu", fmt::format("exporting the raw page of {} failed: {}", report.string(),
                                    raw ? raw->err : raw.error().message));
-  auto launches = ncu::parseNcuSourceCsv(source->out);
+  auto launches = evidence::ncu::parseNcuSourceCsv(source->out);
   if (!launches) return std::unexpected(launches.error());
-  auto totals = ncu::parseNcuRawCsv(raw->out);
+  auto totals = evidence::ncu::parseNcuRawCsv(raw->out);
   if (!totals) return std::unexpected(totals.error());
   // -k and -c 1 selected the launch; ncu may print the kernel's name demangled, and the
   // evidence is keyed by the name the map uses.

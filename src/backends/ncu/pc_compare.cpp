@@ -19,13 +19,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "argus/backends/ncu.h"
-#include "argus/backends/pc_evidence.h"
+#include "argus/evidence/ncu_source.h"
+#include "argus/evidence/pc_evidence.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-namespace be = argus::backends;
+namespace be = argus::evidence;
 using json = nlohmann::ordered_json;
 
 std::string slurp(const fs::path& path) {

@@ -10,9 +10,9 @@
 #include <fmt/ranges.h>
 
 #include "argus/analysis/discover.h"
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/passes/transforms.h"
-#include "argus/planner/planner.h"
+#include "argus/probe/branches.h"
 #include "argus/ptx/parser.h"
 #include "argus/trace/decode.h"
 
@@ -31,7 +31,7 @@ struct ReferenceCounts {
 };
 
 Result<ReferenceCounts> countReference(std::string_view bundleBytes, const std::string& kernel) {
-  auto bundle = decodeBundle(bundleBytes);
+  auto bundle = evidence::decodeBundle(bundleBytes);
   if (!bundle) return std::unexpected(bundle.error());
   if (!bundle->traceMap.contains(kernel))
     return fail("ptx_analysis",
@@ -129,7 +129,7 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
 
   ProbeDiscovery out;
   json probes = json::array(), notProbed = json::array(), instances = json::object();
-  std::vector<planner::ProbeTarget> targets;
+  std::vector<probe::ProbeTarget> targets;
   for (const analysis::OpSite& site : *sites) {
     const std::string kind(analysis::toString(site.kind));
     auto skip = [&](std::string reason) {
@@ -230,7 +230,7 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
           "latency is the whole phase's (issue of this op to completion of every load of the "
           "phase)",
           sharedWith.is_null() ? "later loads" : sharedWith.dump());
-    planner::ProbeTarget target{site.opId, kind, iterations, sharedPhase, cta};
+    probe::ProbeTarget target{site.opId, kind, iterations, sharedPhase, cta};
     for (int64_t i : iterations) {
       const std::string key = fmt::format("probe[{}@{}]", site.opId, i);
       json probe{{"op", site.opId},
@@ -253,14 +253,14 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
     targets.push_back(std::move(target));
   }
 
-  auto branches = planner::probeBranches(planner::ProbeOrigin{.programVersion = in.programVersion,
-                                                              .kernel = in.kernel,
-                                                              .regionPath = in.region,
-                                                              .scope = in.scope,
-                                                              .ptxTask = in.ptxTask,
-                                                              .tritonDumpTask = in.tritonDumpTask,
-                                                              .traceConfig = in.traceConfig},
-                                         targets);
+  auto branches = probe::probeBranches(probe::ProbeOrigin{.programVersion = in.programVersion,
+                                                          .kernel = in.kernel,
+                                                          .regionPath = in.region,
+                                                          .scope = in.scope,
+                                                          .ptxTask = in.ptxTask,
+                                                          .tritonDumpTask = in.tritonDumpTask,
+                                                          .traceConfig = in.traceConfig},
+                                       targets);
   if (!branches) return std::unexpected(branches.error());
   json notCollected = json::array();
   for (auto& b : *branches) {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "argus/analysis/discover.h"
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/passes/transforms.h"
 #include "argus/ptx/parser.h"
 #include "argus/trace/format.h"
@@ -71,11 +71,11 @@ std::string referenceBundle(const json& traceMaps, const std::string& kernel,
   std::memcpy(buffer.data(), &header, sizeof header);
   std::memcpy(buffer.data() + sizeof header, records.data(),
               records.size() * sizeof(trace::TraceRecord));
-  TraceBundle bundle;
+  evidence::TraceBundle bundle;
   bundle.traceMap = traceMaps;
   bundle.run = {{"exit_code", 0}};
-  bundle.launches.push_back(BundleLaunch{{{"seq", 0}, {"kernel", kernel}}, buffer});
-  return encodeBundle(bundle);
+  bundle.launches.push_back(evidence::BundleLaunch{{{"seq", 0}, {"kernel", kernel}}, buffer});
+  return evidence::encodeBundle(bundle);
 }
 
 class TmaGemmDiscovery : public ::testing::Test {

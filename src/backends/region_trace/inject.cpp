@@ -76,14 +76,13 @@
 // program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
 // a stream is capturing) are not traced. Output files assume one traced process per folder
 // (InitializeInjection truncates launches.jsonl, kernels.jsonl and errors.txt).
+#include <argus/inject/driver_calls.h>
+#include <argus/inject/skeleton.h>
 #include <argus/trace/format.h>
 
-#include "driver_calls.h"
 #include "gpu_turn.h"
-#include "kernel_activity.h"
 #include "l2_read_kernel.h"
 #include "trace_file.h"
-#include "vendor_api.h"
 
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
@@ -203,9 +202,10 @@ struct State {
 /// (gpu_turn.h).
 constexpr std::uint64_t kDefaultQuietMs = 0;
 
+constexpr Library kLibrary{"argus-inject", "tracing nothing"};
+
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
 thread_local PendingLaunch tPending;
-thread_local bool tInCallback = false;
 
 std::string hex(const void* p) {
   char buf[32];
@@ -214,7 +214,7 @@ std::string hex(const void* p) {
 }
 
 void reportError(const std::string& message) {
-  reportTo("argus-inject", gState != nullptr ? gState->dir : std::filesystem::path(), message);
+  reportTo(kLibrary.prefix, gState != nullptr ? gState->dir : std::filesystem::path(), message);
 }
 
 template <class Status>
@@ -871,83 +871,40 @@ void releaseTurnAtExit() {
   turnEvent("turn_released");
 }
 
-void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                         const void* data) {
-  if (gState == nullptr || tInCallback) return;
-  tInCallback = true;
-  try {
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-      const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-      if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (gState->idleNs != 0) {
-          ++gState->callsInFlight;
-          if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) gState->managedMemory = true;
-        }
-        if (gState->turnOn) takeTurnBefore(cbid, cb);
-        LaunchArgs args;
-        if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
-      } else {
-        // (with ARGUS_GPU_TURN other driver calls come here too)
-        if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
-            std::end(kLaunchCallbacks))
-          onLaunchExit(cb);
-        if (gState->idleNs != 0) {
-          gState->lastCallNs = steadyNs();
-          --gState->callsInFlight;
-        }
-      }
-    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-      onResource(cbid, static_cast<const CUpti_ResourceData*>(data));
+/// A driver call's callback (the skeleton's dispatcher calls it while the library traces).
+void onDriverCall(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (gState->idleNs != 0) {
+      ++gState->callsInFlight;
+      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged) gState->managedMemory = true;
     }
-  } catch (const std::exception& e) {
-    reportError(std::string("callback: ") + e.what());
-  } catch (...) {
-    reportError("callback: unknown exception");
-  }
-  tInCallback = false;
-}
-
-// ---- CUPTI kernel activity: GPU start/end of every kernel -> kernels.jsonl ------------------
-
-constexpr size_t kActivityBufferBytes = 4u << 20;
-
-void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-  allocateActivityBuffer(buffer, size, maxNumRecords, kActivityBufferBytes);
-}
-
-void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
-  if (gState != nullptr && buffer != nullptr && validSize > 0) {
-    appendKernelsJsonl(buffer, validSize, gState->mutex, gState->seqOfCorrelation, gState->dir,
-                       /*forget=*/true);
-  }
-  std::free(buffer);
-}
-
-void flushActivity() {
-  if (gState != nullptr && vendor().cuptiActivityFlushAll != nullptr) {
-    vendor().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (gState->turnOn) takeTurnBefore(cbid, cb);
+    LaunchArgs args;
+    if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
+  } else {
+    // (with ARGUS_GPU_TURN other driver calls come here too)
+    if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
+        std::end(kLaunchCallbacks))
+      onLaunchExit(cb);
+    if (gState->idleNs != 0) {
+      gState->lastCallNs = steadyNs();
+      --gState->callsInFlight;
+    }
   }
 }
+
+const Callbacks kCallbacks{.active = [] { return gState != nullptr; },
+                           .driver = onDriverCall,
+                           .resource = onResource,
+                           .report = reportError};
 
 int initialize() {
-  const char* dirText = std::getenv("ARGUS_TRACE_DIR");
-  if (dirText == nullptr || *dirText == '\0') {
-    std::fprintf(stderr, "argus-inject: ARGUS_TRACE_DIR is not set; tracing nothing\n");
-    return 1;
-  }
+  const auto dir =
+      openOutputDir(kLibrary, "ARGUS_TRACE_DIR", {"launches.jsonl", "kernels.jsonl", "errors.txt"});
+  if (!dir) return 1;
   auto* state = new State;
-  state->dir = dirText;
+  state->dir = *dir;
   std::error_code ec;
-  std::filesystem::create_directories(state->dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "argus-inject: cannot create %s: %s; tracing nothing\n", dirText,
-                 ec.message().c_str());
-    delete state;
-    return 1;
-  }
-  for (const char* name : {"launches.jsonl", "kernels.jsonl", "errors.txt"}) {
-    std::ofstream(state->dir / name, std::ios::trunc);
-  }
   state->capacity = static_cast<std::uint32_t>(envNumber("ARGUS_TRACE_CAPACITY", 256));
   if (state->capacity == 0) state->capacity = 256;
   state->maxBytes = envNumber("ARGUS_TRACE_MAX_BYTES", 4ull << 30);
@@ -965,18 +922,17 @@ int initialize() {
   gState = state;
 
   VendorApi& api = vendor();
-  if (const std::string problem = api.load(); !problem.empty()) {
-    reportError(problem + "; tracing nothing");
+  if (!loadVendor(kLibrary, reportError)) {
     gState = nullptr;
     return 1;
   }
-  if (!check(api.cuptiSubscribe(&state->subscriber, onCallback, nullptr), "cuptiSubscribe")) {
-    reportError("tracing nothing (another CUPTI subscriber, e.g. a profiler, may be attached)");
+  bool ok = true;
+  const auto subscriber = subscribe(kLibrary, &kCallbacks, ok);
+  if (!subscriber) {
     gState = nullptr;
     return 1;
   }
-  bool ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_RESOURCE),
-                  "cuptiEnableDomain (resource)");
+  state->subscriber = *subscriber;
   if (!state->turnPath.empty() &&
       (api.cuptiGetCallbackName == nullptr || api.cuptiGetTimestamp == nullptr)) {
     reportError("this CUPTI lacks cuptiGetCallbackName/cuptiGetTimestamp: ARGUS_GPU_TURN ignored");
@@ -1024,37 +980,25 @@ int initialize() {
       state->submitsWork[cbid] = true;
       state->workNames[cbid] = name;
       if (state->idleNs == 0)
-        ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                   "cuptiEnableCallback (GPU work)") &&
-             ok;
+        ok = enableDriverCallback(state->subscriber, cbid, "GPU work", reportError) && ok;
     }
     if (state->idleNs != 0)
       ok = check(api.cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API),
                  "cuptiEnableDomain (driver calls, ARGUS_GPU_TURN_IDLE_MS)") &&
            ok;
   }
-  for (const CUpti_CallbackId cbid : kLaunchCallbacks) {
-    ok = check(api.cuptiEnableCallback(1, state->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-               "cuptiEnableCallback (launch)") &&
-         ok;
-  }
+  ok = enableLaunchCallbacks(state->subscriber, reportError) && ok;
   if (!ok) {
-    api.cuptiUnsubscribe(state->subscriber);
     gState = nullptr;
-    reportError("tracing nothing");
+    abandon(kLibrary, state->subscriber, reportError);
     return 1;
   }
-  if (envNumber("ARGUS_TRACE_KERNEL_TIMES", 1) != 0) {
-    if (api.cuptiActivityRegisterCallbacks == nullptr || api.cuptiActivityEnable == nullptr ||
-        api.cuptiActivityGetNextRecord == nullptr) {
-      reportError("CUPTI activity API unavailable: no kernels.jsonl");
-    } else if (check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
-                     "cuptiActivityRegisterCallbacks") &&
-               check(api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                     "cuptiActivityEnable (kernels)")) {
-      std::atexit(flushActivity);
-    }
-  }
+  // Kernel GPU start/end of every kernel -> kernels.jsonl (one kernel per launch: forgotten once
+  // written).
+  if (envNumber("ARGUS_TRACE_KERNEL_TIMES", 1) != 0 &&
+      recordKernels({&state->mutex, &state->seqOfCorrelation, state->dir, /*forget=*/true},
+                    reportError))
+    std::atexit(flushActivity);
   if (!state->turnPath.empty() && ancestorHoldsLock(state->turnPath)) {
     // A child of a traced process (inherited ARGUS_GPU_TURN): its GPU work runs under the
     // ancestor's hold; waiting for the turn here would wait for a parent that waits for it.
@@ -1085,7 +1029,7 @@ int initialize() {
   }
   if (state->verbose) {
     std::fprintf(stderr, "argus-inject: tracing into %s (capacity %u records/warp, CUPTI %s)\n",
-                 dirText, state->capacity, api.cuptiPath.c_str());
+                 state->dir.c_str(), state->capacity, api.cuptiPath.c_str());
   }
   return 1;
 }
@@ -1096,14 +1040,5 @@ int initialize() {
 /// Called by the CUDA driver (CUDA_INJECTION64_PATH) during cuInit. Always returns 1: a problem
 /// disables tracing and is reported, it never fails the program's CUDA initialisation.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
-  static std::once_flag once;
-  static int result = 1;
-  std::call_once(once, [] {
-    try {
-      result = argus::inject::initialize();
-    } catch (...) {
-      std::fprintf(stderr, "argus-inject: initialisation failed; tracing nothing\n");
-    }
-  });
-  return result;
+  return argus::inject::initializeOnce(argus::inject::kLibrary, argus::inject::initialize);
 }

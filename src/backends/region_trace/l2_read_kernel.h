@@ -4,12 +4,9 @@
 // own; its records are left out of kernels.jsonl (kernelActivity).
 #pragma once
 
-#include <string_view>
+#include <argus/inject/kernel_activity.h>  // kL2ReadKernel, the name the PTX declares
 
 namespace argus::inject {
-
-/// The kernel's name, as its PTX declares it.
-inline constexpr std::string_view kL2ReadKernel = "argus_l2_read";
 
 /// The kernel libargus_inject.so's readL2 launches (ARGUS_GPU_TURN_L2): every thread reads 16-byte
 /// pieces of the buffer (`.cg`: cached in L2 only), grid-strided, and folds them into a value it

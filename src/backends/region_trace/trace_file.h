@@ -10,10 +10,11 @@
 //     Full form (ARGUS_TRACE_FULL=1): header.reserved[0] == 0 and all warpSlots*capacityPerWarp
 //       records follow exactly as they were in device memory.
 //   launches.jsonl     one line per launch, traced or not (see launchLine).
-//   kernels.jsonl      CUPTI kernel activity: GPU start/end of every kernel (see inject.cpp).
+//   kernels.jsonl      CUPTI kernel activity: GPU start/end of every kernel (inject/output.h).
 //   errors.txt         problems, also printed on stderr with the prefix "argus-inject:".
 #pragma once
 
+#include <argus/inject/output.h>
 #include <argus/trace/format.h>
 
 #include <cstdint>
@@ -121,9 +122,6 @@ inline constexpr std::uint64_t kGlobalTimerSpanNs = std::uint64_t{1} << 32;
                                           std::span<const trace::TraceRecord> records, bool compact,
                                           std::uint64_t* validRecords);
 
-/// JSON string literal (with quotes) for `text`.
-[[nodiscard]] std::string jsonString(std::string_view text);
-
 /// One launches.jsonl line (without the newline).
 struct LaunchLine {
   std::uint64_t seq = 0;
@@ -143,30 +141,5 @@ struct LaunchLine {
   std::string note;               ///< Why a launch with the symbol was not traced, or an error.
 };
 [[nodiscard]] std::string launchLine(const LaunchLine& line);
-
-/// One kernel's GPU interval from CUPTI's kernel activity: a kernels.jsonl line of the injection
-/// libraries (kernel_activity.h reads it from CUPTI's record).
-struct KernelActivity {
-  std::int64_t seq = -1;  ///< The launch's number in launches.jsonl, -1 when not known.
-  std::uint32_t correlation = 0;
-  std::string kernel;
-  std::uint64_t startNs = 0, endNs = 0;  ///< CUPTI's clock.
-  std::uint32_t context = 0, stream = 0;
-};
-/// kernels.jsonl's line for `k` (with the newline): seq, correlation, kernel, start_ns, end_ns,
-/// duration_ns, context, stream.
-[[nodiscard]] std::string kernelsLine(const KernelActivity& k);
-
-/// Appends `line` and a newline to `file`.
-void appendLine(const std::filesystem::path& file, const std::string& line);
-
-/// An injection library's problem: "<prefix>: <message>" on stderr and, when `dir` is not empty,
-/// appended to dir/errors.txt.
-void reportTo(std::string_view prefix, const std::filesystem::path& dir,
-              const std::string& message);
-
-/// Reads an environment variable as an unsigned number, decimal or with a 0x prefix hexadecimal
-/// (a leading 0 is not octal: "08" is 8); `fallback` when unset or malformed.
-[[nodiscard]] std::uint64_t envNumber(const char* name, std::uint64_t fallback);
 
 }  // namespace argus::inject

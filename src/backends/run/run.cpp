@@ -1,7 +1,5 @@
 #include "argus/backends/run.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "argus/backends/trace_dir.h"
+#include "argus/collect/run_variant.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
@@ -22,27 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-constexpr std::string_view kBundleMagic = "ARGUSTB1";
-
-std::string tail(const std::string& text, size_t lines) {
-  size_t pos = text.size();
-  for (size_t n = 0; n <= lines && pos > 0; ++n) {
-    size_t nl = text.rfind('\n', pos - 1);
-    if (nl == std::string::npos) return text;
-    if (n < lines) pos = nl;
-  }
-  return text.substr(pos == text.size() ? 0 : pos + 1);
-}
-
-/// `word` with every `{exe}` replaced by the executable's path.
-std::string substituteExe(std::string word, const fs::path& exe) {
-  const std::string path = exe.string();
-  for (size_t at = word.find("{exe}"); at != std::string::npos;
-       at = word.find("{exe}", at + path.size()))
-    word.replace(at, 5, path);
-  return word;
-}
+using collect::materializeExecutable;
+using collect::runVariant;
+using collect::userSetting;
+using evidence::addKernelTimes;
+using evidence::encodeBundle;
+using evidence::kernelStreams;
+using evidence::TraceBundle;
 
 /// The JSON objects of a file of JSON lines (the injection library's kernels.jsonl, turn.json),
 /// in order; lines that are not objects are skipped, a missing file gives none.
@@ -153,8 +139,8 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   bundle.run = {{"exit_code", result.exitCode},
                 {"device", ctx.device.value_or("")},
                 {"command", argv},
-                {"stdout_tail", tail(result.out, 20)},
-                {"stderr_tail", tail(result.err, 20)},
+                {"stdout_tail", collect::outputTail(result.out, 20)},
+                {"stderr_tail", collect::outputTail(result.err, 20)},
                 {"injection_errors", errors},
                 {"process_ns", {started, ended}}};
   // What the program ran with: Argus's EAGER, its own environment's value, or the spec's; and,
@@ -278,7 +264,7 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
                            {"device", ctx.device.value_or("")},
                            {"command", ran->argv},
                            {"module_loading", moduleLoading.value_or("EAGER")},
-                           {"stderr_tail", tail(ran->result.err, 20)},
+                           {"stderr_tail", collect::outputTail(ran->result.err, 20)},
                            {"injection_errors", errors}}}};
   runtime::TaskOutputs outputs;
   outputs.artifacts["kernel_activity"] = runtime::Artifact::fromData(evidence.dump());
@@ -286,42 +272,6 @@ Result<runtime::TaskOutputs> collectKernelActivity(const program::ProgramSpec& s
 }
 
 }  // namespace
-
-std::optional<std::string> userSetting(const program::ProgramSpec& spec, const char* name) {
-  if (auto it = spec.run.environment.find(name); it != spec.run.environment.end())
-    return it->second;
-  if (const char* value = std::getenv(name)) return std::string(value);
-  return std::nullopt;
-}
-
-std::optional<std::pair<std::uint64_t, std::uint64_t>> kernelRecordTimes(const json& record) {
-  const auto start = record.value("start_ns", std::uint64_t{0});
-  const auto end = record.value("end_ns", std::uint64_t{0});
-  if (start == 0 || end < start) return std::nullopt;
-  return std::pair{start, end - start};
-}
-
-void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>& kernels) {
-  std::map<std::int64_t, std::uint64_t> nsOfSeq;
-  for (const json& k : kernels) {
-    const auto seq = k.value("seq", std::int64_t{-1});
-    if (const auto times = kernelRecordTimes(k); seq >= 0 && times) nsOfSeq[seq] = times->second;
-  }
-  for (BundleLaunch& launch : launches) {
-    if (!launch.info.contains("seq") || !launch.info["seq"].is_number_integer()) continue;
-    if (auto it = nsOfSeq.find(launch.info["seq"].get<std::int64_t>()); it != nsOfSeq.end())
-      launch.info["kernel_ns"] = it->second;
-  }
-}
-
-std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {
-  std::set<std::pair<std::uint64_t, std::uint64_t>> streams;
-  for (const json& k : kernels)
-    if (k.value("stream", json()).is_number_unsigned())
-      streams.emplace(k.value("context", std::uint64_t{0}), k["stream"].get<std::uint64_t>());
-  if (streams.empty()) return std::nullopt;
-  return streams.size();
-}
 
 fs::path gpuTurnFile(const std::string& device) {
   std::error_code ec;
@@ -331,121 +281,6 @@ fs::path gpuTurnFile(const std::string& device) {
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
   return dir / fmt::format("argus-gpu{}.turn", name);
-}
-
-Result<fs::path> materializeExecutable(const runtime::Artifact& artifact, const fs::path& dir) {
-  if (artifact.file) return *artifact.file;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  fs::path path = dir / "program";
-  if (auto ok = writeFile(path, artifact.data); !ok) return std::unexpected(ok.error());
-  ::chmod(path.c_str(), 0755);
-  return path;
-}
-
-Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskContext& ctx,
-                              const fs::path& exe,
-                              std::vector<std::pair<std::string, std::string>> environment,
-                              std::string_view component, const std::vector<std::string>& prefix) {
-  const std::string who(component);
-  ProgramRun ran;
-  ran.argv = prefix;
-  for (const auto& word : spec.run.command) ran.argv.push_back(substituteExe(word, exe));
-  const program::RunSpec& run = spec.run;
-  ProcessOptions options;
-  options.workingDirectory = spec.file.parent_path();
-  auto left = std::chrono::duration_cast<std::chrono::seconds>(ctx.deadline -
-                                                               std::chrono::steady_clock::now());
-  // A run that takes GPU turns may first wait for the others sharing the device.
-  auto limit = std::chrono::seconds(static_cast<long>(
-      run.timeoutSeconds * static_cast<double>(std::max<std::size_t>(1, ctx.turnSharers))));
-  options.timeout = ctx.deadline == std::chrono::steady_clock::time_point::max()
-                        ? limit
-                        : std::min(limit, std::max(left, std::chrono::seconds(1)));
-  options.environment = std::move(environment);
-  if (ctx.device) options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
-  for (const auto& [key, value] : run.environment) options.environment.emplace_back(key, value);
-
-  auto result = runProcess(ran.argv, options);
-  if (!result) {
-    ctx.timedOut = result.error().message.find("did not finish") != std::string::npos;
-    return fail(who, fmt::format("running `{}`: {}", ran.argv.front(), result.error().message));
-  }
-  ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(ran.argv, " "), result->exitCode,
-                         tail(result->out, 40), tail(result->err, 40));
-  if (run.skipExitCode >= 0 && result->exitCode == run.skipExitCode)
-    return fail(who, fmt::format("the program says it cannot run here (exit {}): {}",
-                                 result->exitCode, tail(result->out + result->err, 2)));
-  if (result->exitCode != run.successExitCode)
-    return fail(who, fmt::format("the program failed (exit {}, expected {}); its output is in the "
-                                 "task log",
-                                 result->exitCode, run.successExitCode));
-  if (!run.stdoutContains.empty() && result->out.find(run.stdoutContains) == std::string::npos)
-    return fail(who, fmt::format("the program's output lacks `{}`, so its own correctness check "
-                                 "did not pass",
-                                 run.stdoutContains));
-
-  if (!spec.check.empty()) {
-    std::vector<std::string> check;
-    for (const auto& word : spec.check) check.push_back(substituteExe(word, exe));
-    auto checked = runProcess(check, options);
-    if (!checked) return fail(who, fmt::format("correctness check: {}", checked.error().message));
-    ctx.log += fmt::format("$ {} (exit {})\n{}{}", fmt::join(check, " "), checked->exitCode,
-                           tail(checked->out, 20), tail(checked->err, 20));
-    if (checked->exitCode != 0)
-      return fail(who, fmt::format("the program's correctness check `{}` failed (exit {}); its "
-                                   "output is in the task log",
-                                   check.front(), checked->exitCode));
-  }
-  ran.result = std::move(*result);
-  return ran;
-}
-
-std::string encodeBundle(const TraceBundle& bundle) {
-  json launches = json::array();
-  uint64_t offset = 0;
-  for (const auto& l : bundle.launches) {
-    launches.push_back({{"info", l.info}, {"offset", offset}, {"size", l.buffer.size()}});
-    offset += l.buffer.size();
-  }
-  const std::string header =
-      json{{"trace_map", bundle.traceMap}, {"run", bundle.run}, {"launches", launches}}.dump();
-  std::string out(kBundleMagic);
-  uint64_t size = header.size();
-  char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((size >> (8 * i)) & 0xff);
-  out.append(bytes, 8);
-  out += header;
-  for (const auto& l : bundle.launches) out += l.buffer;
-  return out;
-}
-
-Result<TraceBundle> decodeBundle(std::string_view bytes) {
-  if (bytes.size() < 16 || bytes.substr(0, 8) != kBundleMagic)
-    return fail("region_trace", "not a trace bundle (bad magic at byte 0)");
-  uint64_t size = 0;
-  for (int i = 0; i < 8; ++i)
-    size |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
-  if (size > bytes.size() - 16)
-    return fail("region_trace", fmt::format("trace bundle truncated: header of {} bytes at byte "
-                                            "16, only {} bytes follow",
-                                            size, bytes.size() - 16));
-  json header = json::parse(bytes.substr(16, size), nullptr, false);
-  if (header.is_discarded() || !header.contains("launches"))
-    return fail("region_trace", "trace bundle header at byte 16 is not valid JSON");
-  TraceBundle bundle;
-  bundle.traceMap = header["trace_map"];
-  bundle.run = header["run"];
-  const std::string_view data = bytes.substr(16 + size);
-  for (const auto& l : header["launches"]) {
-    uint64_t off = l.value("offset", uint64_t{0}), len = l.value("size", uint64_t{0});
-    if (off > data.size() || len > data.size() - off)
-      return fail("region_trace", fmt::format("trace bundle truncated: launch buffer at byte {} "
-                                              "of {} bytes is past the end",
-                                              16 + size + off, len));
-    bundle.launches.push_back(BundleLaunch{l["info"], std::string(data.substr(off, len))});
-  }
-  return bundle;
 }
 
 Result<fs::path> injectionLibrary() {

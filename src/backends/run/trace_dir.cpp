@@ -11,6 +11,7 @@ namespace argus::backends {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using evidence::BundleLaunch;
 
 Result<std::vector<BundleLaunch>> readTraceDir(const fs::path& dir) {
   auto index = readFile(dir / "launches.jsonl");

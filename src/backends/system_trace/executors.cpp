@@ -4,14 +4,18 @@
 
 #include <fmt/format.h>
 
-#include "argus/backends/run.h"
 #include "argus/backends/system_trace.h"
+#include "argus/collect/run_variant.h"
+#include "argus/evidence/system_trace.h"
 #include "argus/support/process.h"
 
 namespace argus::backends {
 namespace {
 
 namespace fs = std::filesystem;
+using collect::materializeExecutable;
+using collect::runVariant;
+using evidence::parseSystemTrace;
 
 Result<runtime::TaskOutputs> collectSystemTrace(const program::ProgramSpec& spec,
                                                 runtime::TaskContext& ctx) {

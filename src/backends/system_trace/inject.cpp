@@ -1,6 +1,6 @@
 // libargus_system_trace.so: a CUDA injection library (CUDA_INJECTION64_PATH) that records CUPTI
 // activity — kernels, memcpy, memset, the runtime/driver calls that launched them, and NVTX
-// ranges — into one JSON-lines file (format: argus/backends/system_trace.h).
+// ranges — into one JSON-lines file (format: argus/evidence/system_trace.h).
 //
 // Environment:
 //   ARGUS_SYSTEM_TRACE_OUT     the output file (required; replaced at start). When several
@@ -27,7 +27,9 @@
 
 #include <unistd.h>
 
-#include "../region_trace/vendor_api.h"
+#include <argus/inject/output.h>
+#include <argus/inject/skeleton.h>
+
 #include "claim_output.h"
 
 namespace argus::inject {
@@ -41,6 +43,8 @@ struct State {
   std::unordered_map<uint32_t, uint64_t> apiStart;
   uint64_t dropped = 0;
 };
+
+constexpr Library kLibrary{"argus-system-trace", "tracing nothing"};
 
 State* gState = nullptr;  // Leaked on purpose: CUPTI may call back during process teardown.
 
@@ -99,10 +103,6 @@ void append(const std::string& lines) {
 }
 
 constexpr size_t kBufferBytes = 8u << 20;
-
-void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-  argus::inject::allocateActivityBuffer(buffer, size, maxNumRecords, kBufferBytes);
-}
 
 /// One GPU-side or marker line for `record`, or "" (API records are held in the state).
 std::string lineOf(const CUpti_Activity* record) {
@@ -169,22 +169,18 @@ std::string lineOf(const CUpti_Activity* record) {
   }
 }
 
-void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
-  if (gState != nullptr && buffer != nullptr && validSize > 0) {
-    std::lock_guard lock(gState->mutex);
-    std::string lines;
-    CUpti_Activity* record = nullptr;
-    while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS)
-      lines += lineOf(record);
-    append(lines);
-  }
-  std::free(buffer);
+/// A completed activity buffer's lines, appended to the file.
+void onRecords(uint8_t* buffer, size_t validSize) {
+  if (gState == nullptr) return;
+  std::lock_guard lock(gState->mutex);
+  std::string lines;
+  forEachRecord(buffer, validSize, [&](const CUpti_Activity* record) { lines += lineOf(record); });
+  append(lines);
 }
 
 void finish() {
   if (gState == nullptr) return;
-  if (vendor().cuptiActivityFlushAll != nullptr)
-    vendor().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  flushActivity();
   std::lock_guard lock(gState->mutex);
   std::string lines;
   for (const auto& [correlation, line] : gState->apiLines)
@@ -193,8 +189,9 @@ void finish() {
   append(lines);
 }
 
+/// A problem, on stderr only (the library has no folder of its own).
 void reportError(const std::string& message) {
-  std::fprintf(stderr, "argus-system-trace: %s\n", message.c_str());
+  reportTo(kLibrary.prefix, {}, message);
 }
 
 std::string labelsJson(const char* text) {
@@ -223,12 +220,8 @@ int initialize() {
     return 1;
   }
   VendorApi& api = vendor();
-  if (const std::string problem = api.load(); !problem.empty()) {
-    reportError(problem + "; tracing nothing");
-    return 1;
-  }
-  if (api.cuptiActivityRegisterCallbacks == nullptr || api.cuptiActivityEnable == nullptr ||
-      api.cuptiActivityGetNextRecord == nullptr) {
+  if (!loadVendor(kLibrary, reportError)) return 1;
+  if (!activityApiPresent()) {
     reportError("this CUPTI (" + api.cuptiPath + ") lacks the activity API; tracing nothing");
     return 1;
   }
@@ -250,8 +243,7 @@ int initialize() {
   if (std::getenv("NVTX_INJECTION64_PATH") == nullptr && !api.cuptiPath.empty())
     ::setenv("NVTX_INJECTION64_PATH", api.cuptiPath.c_str(), 0);
 
-  if (CUptiResult r = api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
-      r != CUPTI_SUCCESS) {
+  if (CUptiResult r = registerActivityBuffers(kBufferBytes, onRecords); r != CUPTI_SUCCESS) {
     reportError("cuptiActivityRegisterCallbacks failed: " + api.describe(r) + "; tracing nothing");
     gState = nullptr;
     return 1;
@@ -277,14 +269,5 @@ int initialize() {
 /// Called by the CUDA driver during cuInit. Always returns 1: a problem disables tracing and is
 /// reported on stderr; it never fails the program's CUDA initialisation.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
-  static std::once_flag once;
-  static int result = 1;
-  std::call_once(once, [] {
-    try {
-      result = argus::inject::initialize();
-    } catch (...) {
-      std::fprintf(stderr, "argus-system-trace: initialisation failed; tracing nothing\n");
-    }
-  });
-  return result;
+  return argus::inject::initializeOnce(argus::inject::kLibrary, argus::inject::initialize);
 }

@@ -1,5 +1,5 @@
-// Reader and Chrome export of system-trace evidence (argus/backends/system_trace.h).
-#include "argus/backends/system_trace.h"
+// Reader and Chrome export of system-trace evidence (argus/evidence/system_trace.h).
+#include "argus/evidence/system_trace.h"
 
 #include <algorithm>
 #include <fstream>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 using json = nlohmann::json;
@@ -272,4 +272,4 @@ json systemTraceChrome(const std::vector<SystemTrace>& processes) {
   return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};
 }
 
-}  // namespace argus::backends
+}  // namespace argus::evidence

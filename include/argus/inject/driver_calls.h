@@ -1,6 +1,6 @@
-// What both injection libraries (libargus_inject.so, ../cupti_sass's libargus_cupti_sass.so)
-// read from the driver: a kernel launch's arguments in the driver-API callback of each launch
-// entry point, and a launched function's name.
+// What the injection libraries (libargus_inject.so, libargus_cupti_sass.so) read from the driver: a
+// kernel launch's arguments in the driver-API callback of each launch entry point, and a launched
+// function's name.
 #pragma once
 
 #include <cupti.h>  // the driver-API callback ids and their parameter structs
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "vendor_api.h"
+#include "argus/inject/vendor_api.h"
 
 namespace argus::inject {
 

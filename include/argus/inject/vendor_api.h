@@ -1,4 +1,6 @@
-// The one place where the injection library reaches the CUDA driver and CUPTI. Both are loaded
+// The one place where Argus's injection libraries (libargus_inject.so, libargus_cupti_sass.so,
+// libargus_system_trace.so; the skeleton is argus/inject/skeleton.h) reach the CUDA driver and
+// CUPTI. Both are loaded
 // lazily with dlopen/dlsym (STYLE.md: vendor libraries load through one layer), so the library
 // has no link-time dependency on either: the driver is already in the process when it calls
 // InitializeInjection, and CUPTI is found at run time (ARGUS_CUPTI_LIB, the loader's search path,
@@ -15,9 +17,6 @@
 #include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <cstdlib>
 #include <string>
 
 namespace argus::inject {
@@ -110,15 +109,6 @@ bool succeeded(Status status, const char* what, Report&& report) {
   if (status == static_cast<Status>(0)) return true;  // CUDA_SUCCESS, CUPTI_SUCCESS
   report(std::string(what) + " failed: " + vendor().describe(status));
   return false;
-}
-
-/// CUPTI's activity-buffer request (every injection library's onBufferRequested), answered with
-/// `bytes` of aligned memory (no record limit); the buffer is freed after its completion.
-inline void allocateActivityBuffer(std::uint8_t** buffer, std::size_t* size,
-                                   std::size_t* maxNumRecords, std::size_t bytes) {
-  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
-  *size = *buffer != nullptr ? bytes : 0;
-  *maxNumRecords = 0;
 }
 
 }  // namespace argus::inject

@@ -1,4 +1,4 @@
-#include "argus/backends/pc_evidence.h"
+#include "argus/evidence/pc_evidence.h"
 
 #include <gtest/gtest.h>
 
@@ -6,17 +6,14 @@
 #include <fstream>
 #include <sstream>
 
-namespace argus::backends {
+#include "test_util.h"
+
+namespace argus::evidence {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test::slurp;
 
 PcEvidence sampleEvidence() {
   PcEvidence e;
@@ -196,9 +193,9 @@ TEST(PcEvidence, FileNames) {
 }
 
 }  // namespace
-}  // namespace argus::backends
+}  // namespace argus::evidence
 
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 // Real collector output (tests/data/pc_evidence/README.md): bench/pc_overhead on the H200, 128
@@ -220,4 +217,4 @@ TEST(PcEvidenceReal, ReadsTheCollectorsOwnFile) {
 }
 
 }  // namespace
-}  // namespace argus::backends
+}  // namespace argus::evidence

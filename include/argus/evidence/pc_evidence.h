@@ -54,7 +54,7 @@
 
 #include "argus/support/status.h"
 
-namespace argus::backends {
+namespace argus::evidence {
 
 inline constexpr std::string_view kPcEvidenceFormat = "argus_pc_evidence 1";
 
@@ -138,4 +138,4 @@ struct PcEvidence {
 /// The cubin file name in a collection directory: cubin-<crc>.cubin.
 [[nodiscard]] std::string cubinFileName(std::uint64_t crc);
 
-}  // namespace argus::backends
+}  // namespace argus::evidence

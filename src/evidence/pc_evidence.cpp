@@ -1,6 +1,6 @@
-// argus_pc_evidence 1: writer and reader (format in argus/backends/pc_evidence.h). Kept free of
+// argus_pc_evidence 1: writer and reader (format in argus/evidence/pc_evidence.h). Kept free of
 // fmt so that the injection library can link it without more dependencies.
-#include "argus/backends/pc_evidence.h"
+#include "argus/evidence/pc_evidence.h"
 
 #include <algorithm>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -293,4 +293,4 @@ Result<std::vector<PcEvidence>> readPcEvidenceDir(const std::filesystem::path& d
   return out;
 }
 
-}  // namespace argus::backends
+}  // namespace argus::evidence

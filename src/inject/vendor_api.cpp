@@ -1,4 +1,4 @@
-#include "vendor_api.h"
+#include "argus/inject/vendor_api.h"
 
 #include <dlfcn.h>
 

@@ -1,5 +1,5 @@
-// CUPTI's kernel activity records read for kernels.jsonl, by both injection libraries
-// (libargus_inject.so and ../cupti_sass's libargus_cupti_sass.so).
+// CUPTI's kernel activity records read for kernels.jsonl, by the injection libraries that write
+// it (libargus_inject.so and libargus_cupti_sass.so, through recordKernels in skeleton.h).
 #pragma once
 
 #include <cupti_activity.h>
@@ -14,11 +14,14 @@
 #include <string>
 #include <string_view>
 
-#include "l2_read_kernel.h"
-#include "trace_file.h"
-#include "vendor_api.h"
+#include "argus/inject/output.h"
+#include "argus/inject/vendor_api.h"
 
 namespace argus::inject {
+
+/// The one kernel an Argus injection library launches itself: libargus_inject.so's L2 reader
+/// (src/backends/region_trace/l2_read_kernel.h), whose records kernels.jsonl leaves out.
+inline constexpr std::string_view kL2ReadKernel = "argus_l2_read";
 
 // The fields read below sit at the same offsets in every CUpti_ActivityKernelN since 3, so the
 // current layout reads whichever version CUPTI delivers.

@@ -4,11 +4,10 @@
 
 #include <set>
 
-#include "argus/backends/system_trace.h"
+#include "argus/evidence/system_trace.h"
 #include "argus/support/process.h"
-#include "claim_output.h"
 
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 constexpr const char* kHeader =
@@ -171,21 +170,5 @@ TEST(SystemTraceChrome, ProcessesOfOneRunDoNotShareTracks) {
 
 // Processes of one run that all inherit ARGUS_SYSTEM_TRACE_OUT never share a file: the first
 // takes it, later ones write <file>.<pid>; a previous run's file is replaced.
-TEST(SystemTraceOutput, EachProcessClaimsItsOwnFile) {
-  auto dir = makeTempDir("argus-claim");
-  ASSERT_TRUE(dir);
-  const std::string path = (*dir / "system_trace.jsonl").string();
-  EXPECT_EQ(inject::claimTraceOutput(path), path);
-  EXPECT_TRUE(std::filesystem::exists(path));
-  // A sibling of this run created it just now: this process writes its own file.
-  EXPECT_EQ(inject::claimTraceOutput(path), path + "." + std::to_string(::getpid()));
-  // A file from before this process started is a previous run's: replaced.
-  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
-  std::filesystem::last_write_time(path, old);
-  EXPECT_EQ(inject::claimTraceOutput(path), path);
-  EXPECT_GT(std::filesystem::last_write_time(path), old);
-  std::filesystem::remove_all(*dir);
-}
-
 }  // namespace
-}  // namespace argus::backends
+}  // namespace argus::evidence

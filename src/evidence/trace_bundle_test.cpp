@@ -1,10 +1,8 @@
-#include "argus/backends/run.h"
+#include "argus/evidence/trace_bundle.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
-namespace argus::backends {
+namespace argus::evidence {
 namespace {
 
 TEST(TraceBundle, RoundTrip) {
@@ -78,18 +76,5 @@ TEST(KernelTimes, JoinedToTracedLaunchesBySeq) {
   EXPECT_FALSE(launches[2].info.contains("kernel_ns"));
 }
 
-TEST(UserSetting, SpecThenEnvironmentThenNone) {
-  const char* name = "ARGUS_TEST_USER_SETTING";
-  ::unsetenv(name);
-  program::ProgramSpec spec;
-  EXPECT_EQ(userSetting(spec, name), std::nullopt);
-  ::setenv(name, "from-env", 1);
-  EXPECT_EQ(userSetting(spec, name), "from-env");
-  spec.run.environment[name] = "from-spec";
-  EXPECT_EQ(userSetting(spec, name), "from-spec");
-  ::unsetenv(name);
-  EXPECT_EQ(userSetting(spec, name), "from-spec");
-}
-
 }  // namespace
-}  // namespace argus::backends
+}  // namespace argus::evidence

@@ -1,0 +1,93 @@
+#include "argus/evidence/trace_bundle.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace argus::evidence {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kBundleMagic = "ARGUSTB1";
+
+}  // namespace
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> kernelRecordTimes(const json& record) {
+  const auto start = record.value("start_ns", std::uint64_t{0});
+  const auto end = record.value("end_ns", std::uint64_t{0});
+  if (start == 0 || end < start) return std::nullopt;
+  return std::pair{start, end - start};
+}
+
+void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>& kernels) {
+  std::map<std::int64_t, std::uint64_t> nsOfSeq;
+  for (const json& k : kernels) {
+    const auto seq = k.value("seq", std::int64_t{-1});
+    if (const auto times = kernelRecordTimes(k); seq >= 0 && times) nsOfSeq[seq] = times->second;
+  }
+  for (BundleLaunch& launch : launches) {
+    if (!launch.info.contains("seq") || !launch.info["seq"].is_number_integer()) continue;
+    if (auto it = nsOfSeq.find(launch.info["seq"].get<std::int64_t>()); it != nsOfSeq.end())
+      launch.info["kernel_ns"] = it->second;
+  }
+}
+
+std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {
+  std::set<std::pair<std::uint64_t, std::uint64_t>> streams;
+  for (const json& k : kernels)
+    if (k.value("stream", json()).is_number_unsigned())
+      streams.emplace(k.value("context", std::uint64_t{0}), k["stream"].get<std::uint64_t>());
+  if (streams.empty()) return std::nullopt;
+  return streams.size();
+}
+
+std::string encodeBundle(const TraceBundle& bundle) {
+  json launches = json::array();
+  uint64_t offset = 0;
+  for (const auto& l : bundle.launches) {
+    launches.push_back({{"info", l.info}, {"offset", offset}, {"size", l.buffer.size()}});
+    offset += l.buffer.size();
+  }
+  const std::string header =
+      json{{"trace_map", bundle.traceMap}, {"run", bundle.run}, {"launches", launches}}.dump();
+  std::string out(kBundleMagic);
+  uint64_t size = header.size();
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  out.append(bytes, 8);
+  out += header;
+  for (const auto& l : bundle.launches) out += l.buffer;
+  return out;
+}
+
+Result<TraceBundle> decodeBundle(std::string_view bytes) {
+  if (bytes.size() < 16 || bytes.substr(0, 8) != kBundleMagic)
+    return fail("region_trace", "not a trace bundle (bad magic at byte 0)");
+  uint64_t size = 0;
+  for (int i = 0; i < 8; ++i)
+    size |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  if (size > bytes.size() - 16)
+    return fail("region_trace", fmt::format("trace bundle truncated: header of {} bytes at byte "
+                                            "16, only {} bytes follow",
+                                            size, bytes.size() - 16));
+  json header = json::parse(bytes.substr(16, size), nullptr, false);
+  if (header.is_discarded() || !header.contains("launches"))
+    return fail("region_trace", "trace bundle header at byte 16 is not valid JSON");
+  TraceBundle bundle;
+  bundle.traceMap = header["trace_map"];
+  bundle.run = header["run"];
+  const std::string_view data = bytes.substr(16 + size);
+  for (const auto& l : header["launches"]) {
+    uint64_t off = l.value("offset", uint64_t{0}), len = l.value("size", uint64_t{0});
+    if (off > data.size() || len > data.size() - off)
+      return fail("region_trace", fmt::format("trace bundle truncated: launch buffer at byte {} "
+                                              "of {} bytes is past the end",
+                                              16 + size + off, len));
+    bundle.launches.push_back(BundleLaunch{l["info"], std::string(data.substr(off, len))});
+  }
+  return bundle;
+}
+
+}  // namespace argus::evidence
