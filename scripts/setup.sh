@@ -77,9 +77,13 @@ if ((all)); then
 fi
 
 # The Python client (python/argus), editable, so `import argus` in the venv drives this checkout.
+# Installed while the build runs: pip mostly waits on the network (fetching setuptools for the
+# build), the build on the CPU.
+client=""
 if ! "$venv/bin/python" -c "import argus" 2>/dev/null; then
-  say "installing the Python client (python/argus) into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root/python"
+  say "installing the Python client (python/argus) into $venv, beside the build"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root/python" &
+  client=$!
 else
   say "Python client present"
 fi
@@ -98,5 +102,9 @@ else
   # demo.sh builds the three examples it runs itself, and only where there is a GPU.
   say "building argus (a few minutes the first time; scripts/test.sh builds the rest)"
   cmake --build "$build" -j "$(nproc)" --target argus
+fi
+if [ -n "$client" ] && ! wait "$client"; then
+  echo "setup: installing the Python client (pip install -e python) failed; see above" >&2
+  exit 1
 fi
 say "done: $build/argus"
