@@ -55,14 +55,17 @@ struct Node {
   Region region;
 };
 
-/// The source of each statement as regions report it: the line in the function's own source,
-/// that is the call site where the statement comes from an inlined function (a Triton marker
-/// helper), else its `.loc`.
+/// The source of each statement as regions report it: its `.loc`, unless that names another
+/// file than the inlined call it comes from, i.e. a helper (Argus's Triton markers, a probe in
+/// hopper.cuh): then the call in the function's own source. An inlined call within the same
+/// file keeps its `.loc` (the end marker of a scoped CUDA region is its destructor, inlined at
+/// the closing brace; the `.loc` names the ARGUS_REGION line).
 std::vector<SourcePosition> markerPositions(const Module& module, const Function& function) {
   auto positions = sourcePositions(module, function);
   auto sites = callSitePositions(module, function);
   for (size_t i = 0; i < positions.size(); ++i)
-    if (!sites[i].file.empty()) positions[i] = std::move(sites[i]);
+    if (!sites[i].file.empty() && sites[i].file != positions[i].file)
+      positions[i] = std::move(sites[i]);
   return positions;
 }
 

@@ -255,6 +255,30 @@ TEST(Regions, TritonMarkerSourcesAreTheKernelsCallsNotTheHelper) {
   EXPECT_EQ(own[after].line, 38u);
 }
 
+// CUDA markers are macros: their `.loc` is the kernel's line already. The end of a scoped region
+// is a destructor inlined at the closing brace; it keeps the ARGUS_REGION line, as before.
+TEST(Regions, CudaMarkerSourcesKeepTheirOwnLines) {
+  std::ifstream in(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx" / "examples_tma_gemm.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = parseModule(text.str(), "examples_tma_gemm.ptx");
+  ASSERT_TRUE(module) << module.error().text();
+  auto all = analyzeRegions(*module);
+  ASSERT_TRUE(all) << all.error().text();
+  const Function& fn = *module->functions().front();
+  const auto own = sourcePositions(*module, fn);
+  const auto sites = callSitePositions(*module, fn);
+  bool inlinedEnd = false;
+  for (const auto& r : all->front().regions)
+    for (const auto* v : {&r.begins, &r.ends})
+      for (const auto& site : *v) {
+        EXPECT_EQ(site.source.file, own[site.statement].file) << r.path;
+        EXPECT_EQ(site.source.line, own[site.statement].line) << r.path;
+        inlinedEnd |= !sites[site.statement].file.empty();
+      }
+  EXPECT_TRUE(inlinedEnd);  // the destructors are inlined calls, in kernel.cu itself
+}
+
 // PTX ISA 7.2's `.loc F L C, function_name LABEL, inlined_at F2 L2 C2` names the call directly.
 TEST(Regions, InlinedAtOfALocIsTheMarkersSource) {
   const std::string body = "\t.loc\t2 10 3, function_name $L__info_string0, inlined_at 1 42 7\n" +
