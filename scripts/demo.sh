@@ -57,6 +57,9 @@ PY
 
 step "GPU collections"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  # setup.sh builds argus alone (scripts/test.sh builds everything): the examples come here.
+  cmake --build "$build" -j "$(nproc)" --target argus_example_nested_regions \
+    argus_example_tma_gemm argus_example_warp_specialized
   for example in nested_regions tma_gemm warp_specialized; do
     echo "-- examples/$example (correctness against the CPU reference)"
     "$build/examples/argus_example_$example"

@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Installs everything Argus needs on a fresh Debian machine, then configures and builds it.
+# Installs what Argus needs on a fresh Debian machine, then configures and builds it.
+# Usage: setup.sh [--all]
+#   (default)  what scripts/demo.sh runs: the `argus` binary (with the injection libraries it
+#              loads), the SASS tool wheels and the Python client; minutes on two cores
+#   --all      also the wheels of the benchmarks (scripts/requirements-bench.txt: NCCL for
+#              bench/overlap's multi-GPU pipeline, matplotlib for its plots) and every target:
+#              tests, benchmarks, examples (scripts/test.sh runs this)
 # Idempotent: packages already present are skipped, and the build is incremental.
 # The CUDA toolkit (nvcc, ptxas, CUPTI, NVRTC) is expected under /usr/local/cuda; it is not
 # installed here because Debian does not ship CUDA 13.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+all=0
+case "${1:-}" in
+  "") ;;
+  --all) all=1 ;;
+  *) echo "usage: scripts/setup.sh [--all]" >&2; exit 2 ;;
+esac
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 
@@ -36,34 +48,69 @@ if ! command -v nvcc >/dev/null; then
 fi
 
 # Python tools: nvdisasm and cuobjdump come as PyPI wheels, so a machine without the full
-# toolkit (CI) can still read SASS. They live in a project-local virtual environment.
+# toolkit (CI) can still read SASS; the benchmarks' wheels come with --all. They live in a
+# project-local virtual environment.
 venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   say "creating $venv"
   python3 -m venv "$venv"
 fi
-stamp="$venv/.argus-requirements"
-if ! cmp -s "$root/scripts/requirements.txt" "$stamp"; then
-  say "installing Python wheels from scripts/requirements.txt"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
-  cp "$root/scripts/requirements.txt" "$stamp"
-else
-  say "Python wheels present"
+# install_wheels FILE STAMP: pip-installs FILE unless STAMP holds the same list; sets
+# `installed` to 1 when it installed.
+install_wheels() {
+  local file="$1" stamp="$2"
+  installed=0
+  if cmp -s "$file" "$stamp"; then
+    say "Python wheels of ${file#"$root"/} present"
+    return
+  fi
+  say "installing Python wheels from ${file#"$root"/}"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$file"
+  cp "$file" "$stamp"
+  installed=1
+}
+install_wheels "$root/scripts/requirements.txt" "$venv/.argus-requirements"
+bench_wheels=0
+if ((all)); then
+  install_wheels "$root/scripts/requirements-bench.txt" "$venv/.argus-requirements-bench"
+  bench_wheels=$installed
 fi
 
 # The Python client (python/argus), editable, so `import argus` in the venv drives this checkout.
+# Installed while the build runs: pip mostly waits on the network (fetching setuptools for the
+# build), the build on the CPU.
+client=""
 if ! "$venv/bin/python" -c "import argus" 2>/dev/null; then
-  say "installing the Python client (python/argus) into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root/python"
+  say "installing the Python client (python/argus) into $venv, beside the build"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root/python" &
+  client=$!
 else
   say "Python client present"
 fi
 
 build="${ARGUS_BUILD_DIR:-$root/build}"
+# Configured once, with line tables (-g1) rather than full debug information: file:line in
+# backtraces and profiles, and about a third less compile time than -g (scripts/setup.sh's
+# first build is what a newcomer waits for). Configure by hand for full -g.
+# Configured again when the bench wheels arrive, since CMake looks for NCCL when it configures.
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring $build"
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" >/dev/null
+elif ((bench_wheels)); then
+  say "configuring $build again (NCCL)"
+  cmake -S "$root" -B "$build" >/dev/null
 fi
-say "building (this takes a few minutes the first time)"
-cmake --build "$build" -j "$(nproc)"
+if ((all)); then
+  say "building every target: tests, benchmarks, examples (a while the first time)"
+  cmake --build "$build" -j "$(nproc)"
+else
+  # demo.sh builds the three examples it runs itself, and only where there is a GPU.
+  say "building argus (a few minutes the first time; scripts/test.sh builds the rest)"
+  cmake --build "$build" -j "$(nproc)" --target argus
+fi
+if [ -n "$client" ] && ! wait "$client"; then
+  echo "setup: installing the Python client (pip install -e python) failed; see above" >&2
+  exit 1
+fi
 say "done: $build/argus"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds Argus (installing what is missing, via setup.sh) and runs the whole test suite.
+# Builds all of Argus (installing what is missing, via setup.sh --all: every target and the
+# benchmarks' wheels) and runs the whole test suite.
 # Without a GPU the tests labelled `gpu` are reported as skipped, with the reason.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/setup.sh"
+"$root/scripts/setup.sh" --all
 build="${ARGUS_BUILD_DIR:-$root/build}"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "$@"

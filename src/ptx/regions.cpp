@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "argus/ptx/cfg.h"
+#include "call_sites.h"
 
 namespace argus::ptx {
 namespace {
@@ -54,11 +55,25 @@ struct Node {
   Region region;
 };
 
+/// The source of each statement as regions report it: its `.loc`, unless that names another
+/// file than the inlined call it comes from, i.e. a helper (Argus's Triton markers, a probe in
+/// hopper.cuh): then the call in the function's own source. An inlined call within the same
+/// file keeps its `.loc` (the end marker of a scoped CUDA region is its destructor, inlined at
+/// the closing brace; the `.loc` names the ARGUS_REGION line).
+std::vector<SourcePosition> markerPositions(const Module& module, const Function& function) {
+  auto positions = sourcePositions(module, function);
+  auto sites = callSitePositions(module, function);
+  for (size_t i = 0; i < positions.size(); ++i)
+    if (!sites[i].file.empty() && sites[i].file != positions[i].file)
+      positions[i] = std::move(sites[i]);
+  return positions;
+}
+
 /// Region analysis of one function; the tree grows as the data-flow discovers paths.
 class FunctionAnalysis {
  public:
   FunctionAnalysis(const Module& module, const Function& function)
-      : module_(module), function_(function), positions_(sourcePositions(module, function)) {
+      : module_(module), function_(function), positions_(markerPositions(module, function)) {
     nodes_.push_back(Node{});  // the kernel root
   }
 
@@ -360,18 +375,7 @@ std::string regionId(std::string_view kernel, std::string_view path) {
 }
 
 std::vector<SourcePosition> sourcePositions(const Module& module, const Function& function) {
-  std::map<uint32_t, std::string> files;
-  for (const auto& item : module.items) {
-    if (item.kind != TopLevel::Kind::Directive || item.directive.name != ".file") continue;
-    const std::string& text = item.directive.text;
-    uint32_t index = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
-    if (ec != std::errc()) continue;
-    size_t open = text.find('"');
-    size_t close = open == std::string::npos ? open : text.find('"', open + 1);
-    if (close == std::string::npos) continue;
-    files[index] = text.substr(open + 1, close - open - 1);
-  }
+  const auto files = fileTable(module);
   std::vector<SourcePosition> positions(function.body.size());
   SourcePosition current;
   for (size_t i = 0; i < function.body.size(); ++i) {

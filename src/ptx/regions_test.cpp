@@ -1,5 +1,9 @@
 #include "argus/ptx/regions.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "ptx_test_util.h"
@@ -203,6 +207,93 @@ TEST(Regions, MalformedMarkerIsAnErrorWithItsLine) {
   auto all = analyze("\t// @argus begin\n\tret;\n");
   ASSERT_FALSE(all);
   EXPECT_NE(all.error().message.find("test.ptx:"), std::string::npos) << all.error().message;
+}
+
+// Argus's Triton markers (python/argus/triton.py) are helpers that Triton inlines, so the `.loc`
+// at a marker names the helper (triton.py); the region's source is the call in the kernel, from
+// the DWARF inlined-call ranges of the PTX (Triton 3.6, examples/triton_matmul/kernel.py).
+TEST(Regions, TritonMarkerSourcesAreTheKernelsCallsNotTheHelper) {
+  std::ifstream in(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx" /
+                   "triton_matmul_tma_argus.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = parseModule(text.str(), "triton_matmul_tma_argus.ptx");
+  ASSERT_TRUE(module) << module.error().text();
+  auto all = analyzeRegions(*module);
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& regions = all->front().regions;
+  ASSERT_EQ(paths(all->front()),
+            (std::vector<std::string>{"mainloop", "mainloop/iteration", "epilogue"}));
+  // kernel.py's region_begin / region_end calls (the helpers' own lines are triton.py's 37, 46
+  // and 67).
+  const std::vector<std::pair<uint32_t, uint32_t>> lines{{37, 44}, {39, 43}, {45, 47}};
+  for (size_t r = 0; r < regions.size(); ++r) {
+    ASSERT_EQ(regions[r].begins.size(), 1u);
+    ASSERT_EQ(regions[r].ends.size(), 1u);
+    for (const auto* site : {&regions[r].begins[0], &regions[r].ends[0]})
+      EXPECT_TRUE(site->source.file.ends_with("examples/triton_matmul/kernel.py"))
+          << regions[r].path << ": " << site->source.file;
+    EXPECT_EQ(regions[r].begins[0].source.line, lines[r].first) << regions[r].path;
+    EXPECT_EQ(regions[r].ends[0].source.line, lines[r].second) << regions[r].path;
+  }
+  // Statements the kernel wrote itself keep their `.loc`; sourcePositions is unchanged.
+  const Function& fn = *module->functions().front();
+  const auto sites = callSitePositions(*module, fn);
+  const auto own = sourcePositions(*module, fn);
+  ASSERT_EQ(sites.size(), fn.body.size());
+  const size_t marker = regions[0].begins[0].statement;
+  EXPECT_TRUE(own[marker].file.ends_with("python/argus/triton.py")) << own[marker].file;
+  EXPECT_EQ(own[marker].line, 37u);
+  // The first instruction after the helper's range ($L__tmp5) is the kernel's own (`.loc 1 38`).
+  size_t after = marker;
+  while (after < fn.body.size() &&
+         !(fn.body[after].kind == Statement::Kind::Label && fn.body[after].text == "$L__tmp5"))
+    ++after;
+  while (after < fn.body.size() && fn.body[after].kind != Statement::Kind::Instruction) ++after;
+  ASSERT_LT(after, fn.body.size());
+  EXPECT_TRUE(sites[after].file.empty()) << sites[after].file;
+  EXPECT_EQ(own[after].line, 38u);
+}
+
+// CUDA markers are macros: their `.loc` is the kernel's line already. The end of a scoped region
+// is a destructor inlined at the closing brace; it keeps the ARGUS_REGION line, as before.
+TEST(Regions, CudaMarkerSourcesKeepTheirOwnLines) {
+  std::ifstream in(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx" / "examples_tma_gemm.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = parseModule(text.str(), "examples_tma_gemm.ptx");
+  ASSERT_TRUE(module) << module.error().text();
+  auto all = analyzeRegions(*module);
+  ASSERT_TRUE(all) << all.error().text();
+  const Function& fn = *module->functions().front();
+  const auto own = sourcePositions(*module, fn);
+  const auto sites = callSitePositions(*module, fn);
+  bool inlinedEnd = false;
+  for (const auto& r : all->front().regions)
+    for (const auto* v : {&r.begins, &r.ends})
+      for (const auto& site : *v) {
+        EXPECT_EQ(site.source.file, own[site.statement].file) << r.path;
+        EXPECT_EQ(site.source.line, own[site.statement].line) << r.path;
+        inlinedEnd |= !sites[site.statement].file.empty();
+      }
+  EXPECT_TRUE(inlinedEnd);  // the destructors are inlined calls, in kernel.cu itself
+}
+
+// PTX ISA 7.2's `.loc F L C, function_name LABEL, inlined_at F2 L2 C2` names the call directly.
+TEST(Regions, InlinedAtOfALocIsTheMarkersSource) {
+  const std::string body = "\t.loc\t2 10 3, function_name $L__info_string0, inlined_at 1 42 7\n" +
+                           begin("outer") + "\t.loc\t1 43 1\n" + end("outer") + "\tret;\n";
+  std::string text = kernelPtx(body);
+  text.insert(text.find("\n.visible"), "\t.file\t2 \"/lib/markers.py\"\n");
+  auto module = parseModule(text, "test.ptx");
+  ASSERT_TRUE(module) << module.error().text();
+  auto all = analyzeRegions(*module);
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& outer = all->front().regions.at(0);
+  EXPECT_EQ(outer.begins.at(0).source.file, "/src/k.cu");
+  EXPECT_EQ(outer.begins.at(0).source.line, 42u);
+  EXPECT_EQ(outer.ends.at(0).source.file, "/src/k.cu");  // not inlined: its own `.loc`
+  EXPECT_EQ(outer.ends.at(0).source.line, 43u);
 }
 
 }  // namespace

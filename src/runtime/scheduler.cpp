@@ -294,6 +294,7 @@ class Run {
     n.report.memoKey = memoKey(n.task, std::move(hashes), executors_.version(n.task.executor));
 
     if (auto hit = store_.lookup(n.report.memoKey)) {
+      store_.reused(n.task, n.report.memoKey);
       auto now = Clock::now();
       n.report.outcome.start = n.report.outcome.end = now;
       succeed(i, std::move(*hit), TaskState::Memoized);

@@ -51,6 +51,7 @@ std::optional<TaskOutputs> WorkspaceResultStore::lookup(const std::string& memoK
   }
   if (!*found) return std::nullopt;
   TaskOutputs out;
+  std::map<std::string, ws::ArtifactId> ids;
   for (const auto& rec : (*found)->outputs) {
     auto bytes = ws_.readArtifact(rec.id);
     if (!bytes) {
@@ -61,8 +62,18 @@ std::optional<TaskOutputs> WorkspaceResultStore::lookup(const std::string& memoK
     a.hash = rec.hash.hex();
     a.data = std::move(*bytes);
     out.artifacts.emplace(rec.name, std::move(a));
+    ids.emplace(rec.name, rec.id);
   }
+  hits_[memoKey] = std::move(ids);
   return out;
+}
+
+void WorkspaceResultStore::reused(const TaskDescriptor& task, const std::string& memoKey) {
+  // The stored outputs stand for this task's, so a task executed after it (this run) records
+  // them as its inputs: lineage runs through results reused from earlier queries.
+  auto it = hits_.find(memoKey);
+  if (it == hits_.end()) return;
+  for (const auto& [name, id] : it->second) artifacts_[{task.id, name}] = id;
 }
 
 void WorkspaceResultStore::begin(const TaskDescriptor& task, const std::string& memoKey) {

@@ -87,5 +87,62 @@ TEST(WorkspaceResultStore, PersistsRunsAndRerunsOnlyFailedTasks) {
   fs::remove_all(dir, ec);
 }
 
+TEST(WorkspaceResultStore, TasksAfterAMemoHitRecordTheReusedOutputsAsInputs) {
+  // A later query reuses `a` from an earlier one and executes `b` (new) on a's output: b's
+  // record names the artifact a published the first time, so provenance reaches a's task.
+  fs::path dir = *makeTempDir("argus-rt-ws-lineage");
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add(
+      {"cpu", "", std::make_shared<FunctionExecutor>([](TaskContext& ctx) -> Result<TaskOutputs> {
+         std::string in;
+         for (const auto& [n, a] : ctx.inputs) in += *a.read();
+         TaskOutputs out;
+         out.artifacts["out"] = Artifact::fromData(ctx.task.id + "(" + in + ")");
+         return out;
+       })}));
+  workspace::OpenOptions open;
+  open.syncBlobs = false;
+  auto ws = workspace::Workspace::open(dir, open);
+  ASSERT_TRUE(ws) << ws.error().text();
+  {
+    Plan first;
+    ASSERT_TRUE(first.add(test::task("a", "cpu")));
+    WorkspaceResultStore store(*ws);
+    auto report = Scheduler(registry, store, {}).run(first);
+    ASSERT_TRUE(report);
+    ASSERT_TRUE(report->ok()) << report->toText();
+  }
+  Plan second;
+  ASSERT_TRUE(second.add(test::task("a", "cpu")));
+  ASSERT_TRUE(second.add(test::task("b", "cpu", {"a.out"})));
+  ASSERT_TRUE(second.add(test::task("c", "cpu", {"b.out"})));
+  WorkspaceResultStore store(*ws);
+  auto report = Scheduler(registry, store, {}).run(second);
+  ASSERT_TRUE(report);
+  ASSERT_TRUE(report->ok()) << report->toText();
+  EXPECT_FALSE(store.firstError());
+  EXPECT_EQ(report->find("a")->outcome.state, TaskState::Memoized);
+  EXPECT_EQ(report->find("b")->outcome.state, TaskState::Succeeded);
+  auto tasks = ws->tasks();
+  ASSERT_TRUE(tasks);
+  ASSERT_EQ(tasks->size(), 3u);  // a once (reused, not recorded again), b, c
+  const auto& a = (*tasks)[0];
+  const auto& b = (*tasks)[1];
+  const auto& c = (*tasks)[2];
+  ASSERT_EQ(a.outputs.size(), 1u);
+  ASSERT_EQ(b.inputs.size(), 1u);
+  EXPECT_EQ(b.inputs[0], a.outputs[0].id);
+  ASSERT_EQ(c.inputs.size(), 1u);
+  EXPECT_EQ(c.inputs[0], b.outputs.at(0).id);
+  auto lineage = ws->provenance(c.outputs.at(0).id);
+  ASSERT_TRUE(lineage);
+  ASSERT_EQ(lineage->inputs.size(), 1u);
+  ASSERT_EQ(lineage->inputs[0].inputs.size(), 1u);
+  ASSERT_TRUE(lineage->inputs[0].inputs[0].task);
+  EXPECT_EQ(lineage->inputs[0].inputs[0].task->id, a.id);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 }  // namespace
 }  // namespace argus::runtime

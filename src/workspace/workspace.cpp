@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -204,10 +205,13 @@ struct Workspace::Impl {
             "{} does not exist; run an `argus` query first to create it, or point --workspace "
             "at an existing workspace",
             dir.string())));
-      fs::create_directories(dir, ec);
+      const bool created = fs::create_directories(dir, ec);
       if (ec)
         return std::unexpected(error(
             fmt::format("cannot create {}: {}; check permissions", dir.string(), ec.message())));
+      // Only a directory made here: an existing one may hold the user's own files.
+      if (created)
+        if (auto ok = ignoreInGit(); !ok) return ok;
     } else if (!options.create && !fs::exists(dbFile, ec)) {
       return std::unexpected(error(fmt::format(
           "{} is not an Argus workspace (no argus.db); point --workspace at one", dir.string())));
@@ -225,6 +229,19 @@ struct Workspace::Impl {
         !ok)
       return ok;
     return checkSchema();
+  }
+
+  /// A workspace is local state wherever it is made (beside a spec inside a repository, most
+  /// often): a `.gitignore` of `*` in it keeps git from listing it, as Python's venv does.
+  Result<void> ignoreInGit() const {
+    const fs::path file = dir / ".gitignore";
+    std::ofstream out(file, std::ios::binary);
+    out << "# Created by Argus: a workspace is local state, not source.\n*\n";
+    out.close();
+    if (!out)
+      return std::unexpected(
+          error(fmt::format("cannot write {}; check permissions", file.string())));
+    return {};
   }
 
   Result<std::optional<int>> storedSchemaVersion() {

@@ -45,6 +45,45 @@ TEST_F(WorkspaceTest, CreatesLayout) {
   EXPECT_EQ(Workspace::defaultDirectory("/x/prog/kernel.cu"), fs::path("/x/prog/.argus"));
 }
 
+TEST_F(WorkspaceTest, ANewWorkspaceIgnoresItselfInGit) {
+  // The default workspace sits beside a spec, often inside a repository (examples/x/.argus).
+  fs::path nested = root_ / "examples" / "tma_gemm" / ".argus";
+  ASSERT_TRUE(Workspace::open(nested));
+  auto ignore = readFile(nested / ".gitignore");
+  ASSERT_TRUE(ignore) << ignore.error().text();
+  EXPECT_NE(ignore->find("\n*\n"), std::string::npos) << *ignore;
+  EXPECT_FALSE(fs::exists(root_ / "examples" / ".gitignore"));  // only the workspace itself
+  // Opening it again (or an older workspace without one) leaves the directory as it is, and
+  // verify and gc see nothing amiss.
+  fs::remove(nested / ".gitignore");
+  {
+    auto again = Workspace::open(nested);
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(fs::exists(nested / ".gitignore"));
+    auto report = again->verify();
+    ASSERT_TRUE(report);
+    EXPECT_TRUE(report->ok());
+  }
+  // A directory that already exists may hold the user's files: nothing is written into it.
+  fs::create_directories(dir_);
+  { std::ofstream(dir_ / ".gitignore") << "mine\n"; }
+  ASSERT_TRUE(Workspace::open(dir_));
+  EXPECT_EQ(*readFile(dir_ / ".gitignore"), "mine\n");
+
+  // What git makes of it, where git is installed.
+  if (auto git = runProcess({"git", "--version"}); !git || git->exitCode != 0)
+    GTEST_SKIP() << "git is not installed";
+  fs::path repo = root_ / "repo";
+  fs::create_directories(repo / "spec");
+  { std::ofstream(repo / "spec" / "argus.yaml") << "kernel: k\n"; }
+  ASSERT_TRUE(Workspace::open(Workspace::defaultDirectory(repo / "spec" / "argus.yaml")));
+  ProcessOptions in{.workingDirectory = repo};
+  ASSERT_EQ(runProcess({"git", "init", "-q"}, in)->exitCode, 0);
+  auto status = runProcess({"git", "status", "--porcelain", "--untracked-files=all"}, in);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->out, "?? spec/argus.yaml\n");
+}
+
 TEST_F(WorkspaceTest, MissingWorkspaceIsAClearError) {
   auto ws = Workspace::open(dir_, OpenOptions{.create = false});
   ASSERT_FALSE(ws);

@@ -48,6 +48,8 @@ struct SourcePosition {
 struct MarkerSite {
   size_t statement = 0;  ///< Index into Function::body.
   Location ptx;          ///< Where in the PTX text.
+  /// Where in the kernel's source: the marker's `.loc`, or the call of the inlined helper it
+  /// comes from when that `.loc` names the helper's file (callSitePositions).
   SourcePosition source;
   std::string iteration;
   std::string role;
@@ -93,5 +95,13 @@ struct FunctionRegions {
 /// module's `.file` table.
 [[nodiscard]] std::vector<SourcePosition> sourcePositions(const Module& module,
                                                           const Function& function);
+
+/// For every statement of a function that comes from an inlined function, the call in the
+/// function's own source: the outermost inlined call of the DWARF in `.debug_info` (label
+/// bounds), else the `inlined_at` of its `.loc`. Empty (no file) for the other statements and
+/// for PTX without that information. A region marker takes its source from here when its own
+/// `.loc` names another file (a helper's): Argus's Triton markers are inlined helpers.
+[[nodiscard]] std::vector<SourcePosition> callSitePositions(const Module& module,
+                                                            const Function& function);
 
 }  // namespace argus::ptx

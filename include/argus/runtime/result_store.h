@@ -37,6 +37,10 @@ class ResultStore {
   virtual ~ResultStore() = default;
   /// Outputs of an earlier successful task with this memo key, if any.
   [[nodiscard]] virtual std::optional<TaskOutputs> lookup(const std::string& memoKey) = 0;
+  /// Records that the task was answered by lookup(memoKey) instead of executing (a memo hit), so
+  /// that the tasks reading its outputs can name the stored artifacts as their inputs. The
+  /// default records nothing.
+  virtual void reused(const TaskDescriptor& /*task*/, const std::string& /*memoKey*/) {}
   /// Records that the task is about to execute.
   virtual void begin(const TaskDescriptor& task, const std::string& memoKey) = 0;
   /// Records success. May move file artifacts into its own storage and return the artifacts as

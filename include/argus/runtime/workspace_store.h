@@ -22,6 +22,7 @@ class WorkspaceResultStore final : public ResultStore {
   explicit WorkspaceResultStore(workspace::Workspace& ws) : ws_(ws) {}
 
   std::optional<TaskOutputs> lookup(const std::string& memoKey) override;
+  void reused(const TaskDescriptor& task, const std::string& memoKey) override;
   void begin(const TaskDescriptor& task, const std::string& memoKey) override;
   Result<TaskOutputs> publish(const TaskDescriptor& task, const std::string& memoKey,
                               TaskOutputs outputs, const std::string& log) override;
@@ -40,7 +41,9 @@ class WorkspaceResultStore final : public ResultStore {
   workspace::Workspace& ws_;
   std::map<std::string, workspace::TaskId> running_;  // runtime task id -> workspace task
   std::map<std::pair<std::string, std::string>, workspace::ArtifactId>
-      artifacts_;  // (task, output)
+      artifacts_;  // (task, output) -> the artifact its dependents record as an input
+  /// Outputs of the stored tasks lookup found, by memo key: what reused() binds to a task.
+  std::map<std::string, std::map<std::string, workspace::ArtifactId>> hits_;
   std::optional<Error> firstError_;
 };
 

@@ -9,6 +9,7 @@
 //                            one file per small output would cost a file creation each.
 //   tmp/                     blob writes in progress; renamed into blobs/ when complete
 //   lock                     flock: publishers hold it shared, gc exclusive
+//   .gitignore               `*`, written when open() makes the directory: git ignores it
 //
 // Guarantees:
 // - Immutable: rows are append-only (SQLite triggers reject updates and deletes), except that a
