@@ -24,7 +24,7 @@ say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 debian_packages=(
   cmake ninja-build g++ pkg-config python3 python3-venv clang-format
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libyaml-cpp-dev libsqlite3-dev libzstd-dev libxxhash-dev
+  libyaml-cpp-dev libsqlite3-dev libzstd-dev libxxhash-dev libvalijson-dev
 )
 missing=()
 for pkg in "${debian_packages[@]}"; do

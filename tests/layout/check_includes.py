@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Checks the include rules that keep the tree a pipeline (docs/architecture.md, "Module map"):
 
-  1. no file of an adapter (src/backends/X) includes another adapter's files or headers;
-  2. nothing in src/synthesis or src/report includes an adapter (src/backends, argus/backends);
+  1. no file of an adapter (src/backends/X) includes another adapter's files or headers, or
+     the planner (an adapter runs tasks; it does not plan them);
+  2. nothing in the modules that adapters and the session build on or that read evidence
+     (synthesis, report, evidence, collect, inject, probe: their src/ and include/argus/ files)
+     includes an adapter (src/backends, argus/backends);
   3. the CLI (src/cli) includes only the session, the report, argument parsing (CLI11), the
      standard library and its own headers.
 
@@ -22,12 +25,14 @@ SOURCES = {".h", ".hpp", ".cpp", ".cu", ".cuh", ".inc"}
 SHARED_BACKEND_HEADERS = {"argus/backends/adapter.h"}
 # The CLI's allowed project headers, beside its own ("commands.h").
 CLI_ALLOWED = ("argus/session/", "argus/report/", "argus/support/status.h")
+# Modules that include no adapter (rule 2).
+NO_ADAPTER = ("synthesis", "report", "evidence", "collect", "inject", "probe")
 
 
 def backend_header_owners(root):
     """Owner adapter of each include/argus/backends header: the header's own adapter folder when
-    it lives in include/argus/backends/<adapter>/, else the one adapter whose sources implement
-    it (include it from a .cpp of the same stem or declare it in their CMakeLists)."""
+    it lives in include/argus/backends/<adapter>/, else the adapter whose .cpp includes it
+    first (its implementation), else the only adapter that includes it."""
     owners = {}
     base = root / "include" / "argus" / "backends"
     adapters = {p.name for p in (root / "src" / "backends").iterdir() if p.is_dir()}
@@ -39,12 +44,19 @@ def backend_header_owners(root):
         if len(parts) > 1 and parts[0] in adapters:
             owners[name] = parts[0]
             continue
-        # A flat header: owned by the adapter that implements it (a .cpp including it first).
+        # A flat header: owned by the adapter that implements it (a .cpp including it first),
+        # else by the only adapter that includes it at all.
+        users = set()
         for adapter in sorted(adapters):
             for src in (root / "src" / "backends" / adapter).glob("*.cpp"):
-                first = INCLUDE.search(src.read_text(errors="replace"))
+                text = src.read_text(errors="replace")
+                first = INCLUDE.search(text)
                 if first and first.group(1) == name:
                     owners.setdefault(name, adapter)
+                if name in INCLUDE.findall(text):
+                    users.add(adapter)
+        if name not in owners and len(users) == 1:
+            owners[name] = users.pop()
     return owners
 
 
@@ -66,14 +78,18 @@ def check(root):
                     other = pathlib.PurePosixPath(inc).parts[1]
                     if other != adapter:
                         problems.append(f"{where}: includes {inc}, a file of adapter `{other}`")
+                elif inc.startswith("argus/planner/"):
+                    problems.append(f"{where}: includes {inc}: an adapter does not reach up "
+                                    "into the planner")
                 elif inc.startswith("argus/backends/") and inc not in SHARED_BACKEND_HEADERS:
                     owner = owners.get(inc)
                     if owner is None:
                         problems.append(f"{where}: includes {inc}, which no adapter implements")
                     elif owner != adapter:
                         problems.append(f"{where}: includes {inc}, a header of adapter `{owner}`")
-    for module in ("synthesis", "report"):
-        for f in files(root / "src" / module) if (root / "src" / module).exists() else []:
+    for module in NO_ADAPTER:
+        dirs = [root / "src" / module, root / "include" / "argus" / module]
+        for f in [f for d in dirs if d.exists() for f in files(d)]:
             for inc in INCLUDE.findall(f.read_text(errors="replace")):
                 if inc.startswith("argus/backends/") or "backends/" in inc:
                     problems.append(f"{f.relative_to(root)}: includes {inc}: {module} reads "
@@ -110,6 +126,10 @@ def self_test():
             ("src/synthesis/t.cpp", '#include "argus/backends/alpha.h"\n', "never an adapter"),
             ("src/report/u.cpp", '#include "argus/backends/adapter.h"\n', "never an adapter"),
             ("src/cli/v.cpp", '#include "argus/planner/planner.h"\n', "argus/session"),
+            ("src/backends/beta/z.cpp", '#include "argus/planner/planner.h"\n', "planner"),
+            ("include/argus/evidence/e.h", '#include "argus/backends/alpha.h"\n',
+             "never an adapter"),
+            ("src/inject/i.cpp", '#include "../backends/alpha/x.h"\n', "never an adapter"),
         ]
         for path, text, expected in cases:
             write(path, text)
