@@ -1,5 +1,5 @@
-// clone_shared_callees: the mapping variant's exact ownership of shared callees (DESIGN.md
-// "Dynamic ownership").
+// clone_shared_callees: the mapping variant's exact ownership of shared callees
+// (docs/architecture.md "Dynamic ownership").
 //
 // A `.func` reached from several calling contexts (regions of one kernel, or several kernels) has
 // one SASS body whose PCs no static map can split between its callers, and call-count weighting is

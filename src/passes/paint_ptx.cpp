@@ -1,5 +1,5 @@
-// paint_ptx: the painted variant that the PC-to-region map is read from (DESIGN.md "PC-to-region
-// map by PTX painting").
+// paint_ptx: the painted variant that the PC-to-region map is read from (docs/architecture.md
+// "PC-to-region map by PTX painting").
 //
 // Every PTX instruction of every function gets its own synthetic source line in a dedicated
 // `.file`: the pass declares `.file <F> "argus-paint"` at the top of the module (after `.version`,

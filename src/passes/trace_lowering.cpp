@@ -2,7 +2,8 @@
 //
 // Every begin/end marker of an instrumented kernel becomes a few PTX instructions that write one
 // TraceRecord (include/argus/trace/format.h) per selected region occurrence into the warp's slot
-// of the buffer that `__argus_trace` points to. Design, after DESIGN.md "Reference tracing":
+// of the buffer that `__argus_trace` points to. Design, after docs/architecture.md "Reference
+// tracing":
 //
 // - Per kernel entry (once): load the header pointer; `%argus_on` = pointer != 0 (and the static
 //   scope clauses sm/cta/warp/warpgroup hold for this thread); read capacityPerWarp and
@@ -98,10 +99,11 @@ struct LoweringOptions {
   /// Who writes a record's two 16-byte halves. `leader` (default): lane 0, with two store
   /// instructions. `paired`: when the whole warp is converged, lanes 0 and 1 write one half
   /// each with a single store instruction (a diverged warp falls back to its elected lane).
-  /// Measured on the H200 (BENCHMARKS.md, bisection): each record store instruction costs ~1 us per
-  /// launch of 64 occurrences; timers, election and the counter cost nothing measurable. `paired`
-  /// itself is not yet measured or checked on a GPU (scripts/gpu/record-store-experiment.sh does
-  /// both), so it is not the default. Needs `clamp`.
+  /// Measured on the H200 (experiments/HISTORY.md, bisection): each record store instruction costs
+  /// ~1 us per launch of 64 occurrences; timers, election and the counter cost nothing measurable.
+  /// `paired` itself is not yet measured or checked on a GPU
+  /// (experiments/trace-overhead/record-store-experiment.sh does both), so it is not the default.
+  /// Needs `clamp`.
   RecordStore recordStore = RecordStore::Leader;
   /// Device record layout. `full`: the 32-byte TraceRecord, two 16-byte stores at the end
   /// marker by lane 0 (the layout when overflow=count or record_store=paired is asked
@@ -122,8 +124,8 @@ struct LoweringOptions {
   /// buffer back and counts what a full slot or lanes that ran markers lane 0 did not lost
   /// (at end markers a warp may run without lane 0, by ptx::blocksWithoutLaneZero, the lowest
   /// running lane that began the occurrence without lane 0 counts it in the slot).
-  /// Measured on the H200 (BENCHMARKS.md, eighth session): +1.4-1.6 us per launch of the seed's
-  /// compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
+  /// Measured on the H200 (experiments/HISTORY.md, eighth session): +1.4-1.6 us per launch of the
+  /// seed's compute kernel (64 occurrences) against the full layout's +2.1-2.9; the exits' red.max
   /// 0.1 us of it. Not with overflow=count or record_store=paired.
   RecordLayout recordLayout = RecordLayout::Compact;
   /// Where the compact layout takes a record's place (the previous place's address + 16,
@@ -135,8 +137,8 @@ struct LoweringOptions {
   /// path to it, and warns of one open on some paths) leaves the claimed place without its end
   /// half, which the expansion drops and counts. `end`: at the end marker, for every region.
   /// Measured on the seed kernels' compute variant at inner 8 over 8 loop placements: +1.28 us per
-  /// launch against +1.54 with `end` (BENCHMARKS.md, issue 5). The full layout ignores it; naming
-  /// `begin` with it is an error.
+  /// launch against +1.54 with `end` (experiments/HISTORY.md, issue 5). The full layout ignores it;
+  /// naming `begin` with it is an error.
   RecordPlace recordPlace = RecordPlace::Begin;
   /// Occurrences a warp begins without lane 0 (one pass of a diverged warp: an if/else on the
   /// lane or on data, with markers in it), which lane 0's stores do not cover. `count`
@@ -796,7 +798,7 @@ std::string TraceEmitter::entryHeader() const {
       // kernel-parameter constants). Read as a constant operand (ld.const), ptxas makes it a
       // uniform-datapath load that stops the warp until the constant-cache miss is served:
       // 0.3-0.38 us per launch of the seed kernels on the H200, by Nsight Compute's stall
-      // samples (BENCHMARKS.md, issue 5, fifteenth session).
+      // samples (experiments/HISTORY.md, issue 5, fifteenth session).
       "\tmov.u64 %argus_x, {};\n"
       "\tcvta.const.u64 %argus_x, %argus_x;\n"
       "\tld.v2.u64 {{%argus_hdr, %argus_x}}, [%argus_x];\n"
@@ -988,7 +990,7 @@ std::string TraceEmitter::beginCode(const MarkerPlan& m) const {
     // program's increment and loop test below the record's store: measured on the seed
     // kernel's SASS, 11 more stall cycles per occurrence (the test's 13-cycle latency to
     // its branch no longer overlapped); copied apart, ptxas hoists them to the loop's top
-    // as in the trace-free build (BENCHMARKS.md, issue 5, twelfth session).
+    // as in the trace-free build (experiments/HISTORY.md, issue 5, twelfth session).
     const bool apart = p_.compact && src->second.operand.starts_with('%');
     text += fmt::format("\t{}{} %argus_i{}, {};\n", apart ? "@%argus_on " : "",
                         src->second.instruction, k, src->second.operand);

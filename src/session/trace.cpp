@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "argus/evidence/trace_bundle.h"
 #include "argus/backends/trace_dir.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/query/scope.h"
 #include "argus/report/timeline.h"
 #include "argus/support/process.h"

@@ -1,5 +1,5 @@
 // The compile backend: the CPU executors that make a plan's artifacts before anything runs on a
-// GPU (DESIGN.md, pipeline step 4).
+// GPU (docs/architecture.md, pipeline step 4).
 //
 //   nvcc_ptx       config {target?, kernel?}         -> ptx         front-end PTX of the program
 //   ptx_pass       ptx; config {transforms, ...}      -> ptx, trace_map (when the passes made one

@@ -1,10 +1,10 @@
 // The one place where Argus's injection libraries (libargus_inject.so, libargus_cupti_sass.so,
 // libargus_system_trace.so; the skeleton is argus/inject/skeleton.h) reach the CUDA driver and
 // CUPTI. Both are loaded
-// lazily with dlopen/dlsym (STYLE.md: vendor libraries load through one layer), so the library
-// has no link-time dependency on either: the driver is already in the process when it calls
-// InitializeInjection, and CUPTI is found at run time (ARGUS_CUPTI_LIB, the loader's search path,
-// then the toolkit's usual folders).
+// lazily with dlopen/dlsym (docs/architecture.md, "How the code reads": vendor libraries load
+// through one layer), so the library has no link-time dependency on either: the driver is already
+// in the process when it calls InitializeInjection, and CUPTI is found at run time
+// (ARGUS_CUPTI_LIB, the loader's search path, then the toolkit's usual folders).
 //
 // Driver entry points are looked up by their versioned names (cuMemAlloc -> cuMemAlloc_v2, ...)
 // exactly as cuda.h maps them, so each pointer has the prototype the header declares.

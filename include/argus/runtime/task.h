@@ -18,7 +18,7 @@
 
 namespace argus::runtime {
 
-/// The four task types of the plan (DESIGN.md, step 3).
+/// The four task types of the plan (docs/architecture.md, step 3).
 enum class TaskType {
   Transform,   ///< artifact -> artifact (PTX pass, compile); CPU.
   Collect,     ///< runs a program/backend configuration on a device; yields evidence.

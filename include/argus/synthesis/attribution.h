@@ -1,5 +1,5 @@
-// Attribution of PC-keyed hardware evidence to regions (DESIGN.md pipeline item 6 "Synthesis",
-// "Dynamic ownership").
+// Attribution of PC-keyed hardware evidence to regions (docs/architecture.md pipeline item 6
+// "Synthesis", "Dynamic ownership").
 //
 //   m(r) = sum_p alpha(r,p) m(p),   alpha(r,p) = n(r,p) / sum_r' n(r',p),
 //   H(p) = -sum_r alpha(r,p) log2 alpha(r,p)   (an ownership measure, not an error bar)

@@ -1,7 +1,7 @@
 // Synthesis of derived async-op latencies: joins a forced-wait probe run (insert_forced_wait +
 // lower_markers_to_trace scoped to iter=i) with the reference full-trace run, iteration by
-// iteration (DESIGN.md "Synthesis": exact joins on scope coordinates, never timestamps across
-// runs).
+// iteration (docs/architecture.md "Synthesis": exact joins on scope coordinates, never timestamps
+// across runs).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The Argus workspace: content-addressed blobs plus an SQLite database of program versions,
-// artifacts, tasks and runs (DESIGN.md pipeline step 5).
+// artifacts, tasks and runs (docs/architecture.md pipeline step 5).
 //
 // Layout of a workspace directory (default `.argus/` beside the program):
 //   argus.db (+ -wal, -shm)   metadata, SQLite in WAL mode

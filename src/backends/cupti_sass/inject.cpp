@@ -25,11 +25,12 @@
 //   ARGUS_SASS_METRICS          comma-separated SASS metric names, or 1 / default for
 //                               smsp__sass_inst_executed,smsp__sass_thread_inst_executed.
 //   ARGUS_SASS_GRANULARITY      gpu (default) | sm | smsp: one value per GPU, per SM, per SMSP.
-//                               On the H200 (CUDA 13.0, driver 580; scripts/gpu/
-//                               sass-granularity.sh) `sm` and `smsp` give every instance the same
-//                               value, also the 4 SMs a 128-CTA launch leaves idle, and their sum
-//                               is 132/128 of the `gpu` total at every PC; `gpu` equals ncu. So
-//                               they are not per-SM counts, and no recipe keeps the SM coordinate.
+//                               On the H200 (CUDA 13.0, driver 580; experiments/
+//                               cupti-collectors/sass-granularity.sh) `sm` and `smsp` give every
+//                               instance the same value, also the 4 SMs a 128-CTA launch leaves
+//                               idle, and their sum is 132/128 of the `gpu` total at every PC;
+//                               `gpu` equals ncu. So they are not per-SM counts, and no recipe
+//                               keeps the SM coordinate.
 //   ARGUS_SASS_ENABLE_AT        launch (default: at the first selected launch) | context (when
 //                               a context is created; every kernel of it is then patched).
 //   ARGUS_CUPTI_INIT            early (default: CUPTI's profiler initialisation starts on its own

@@ -16,7 +16,7 @@
 // hold when its process ends, also after a crash. kernels.jsonl's CUPTI intervals let the join
 // check the kernels afterwards.
 //
-// Three things the holds cannot see, measured on the H200 (BENCHMARKS.md, issue 7):
+// Three things the holds cannot see, measured on the H200 (experiments/HISTORY.md, issue 7):
 // - The L2's content. A process's input copies stay in L2 for its kernels only when the L2 holds
 //   little else: after another process's exit (its teardown leaves the L2 nearly empty) they
 //   did, and TMA loads measured 320-400 ns; after a batch of context set-ups, or after a buffer

@@ -46,7 +46,7 @@
 //                             processes' kernels.
 //   ARGUS_GPU_TURN_TEARDOWN=none  the context's teardown holds nothing (default: shared). For
 //                             measuring whether a teardown beside another's work changes it
-//                             (scripts/gpu/turn-experiment.sh).
+//                             (experiments/probe-isolation/turn-experiment.sh).
 //   ARGUS_GPU_TURN_IDLE_MS=N  once a traced launch is written, give the turn up while the program
 //                             makes no driver call for N ms (event turn_idle_released) and take
 //                             it again at its next driver call (default 0: held to the exit

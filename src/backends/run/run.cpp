@@ -56,11 +56,11 @@ json kernelIntervals(const std::vector<json>& kernels) {
 // turns). Creating contexts with the driver's default of 8 dominates a probe's start-up when
 // several start at once: on the H200, 8 processes of the TMA GEMM started together under
 // libargus_inject.so took 1.58-1.69 s with 8 queues and 0.89 s with one
-// (scripts/gpu/startup-experiment.sh, BENCHMARKS.md). A program that runs all its GPU work on
-// one stream does the same work either way; with several streams one queue may serialize work
-// that overlapped in the reference run, so the probe join flags runs whose kernels used several
-// streams (copies on other streams are not seen). Where the program spec's run.env or Argus's
-// own environment sets CUDA_DEVICE_MAX_CONNECTIONS, that value stays.
+// (experiments/probe-isolation/startup-experiment.sh, BENCHMARKS.md). A program that runs all its
+// GPU work on one stream does the same work either way; with several streams one queue may
+// serialize work that overlapped in the reference run, so the probe join flags runs whose kernels
+// used several streams (copies on other streams are not seen). Where the program spec's run.env or
+// Argus's own environment sets CUDA_DEVICE_MAX_CONNECTIONS, that value stays.
 constexpr const char* kWorkQueuesVariable = "CUDA_DEVICE_MAX_CONNECTIONS";
 constexpr const char* kProbeWorkQueues = "1";
 
@@ -68,8 +68,8 @@ constexpr const char* kProbeWorkQueues = "1";
 // first launch: their upload is then set-up work, out of the turn in which the measured launch
 // runs. Where Argus's own environment (or the spec's run.env) sets CUDA_MODULE_LOADING, that
 // value stays: with LAZY the kernel's code is uploaded inside the turn, right before its launch
-// (scripts/gpu/probe-disturb-experiment.sh's +lazy compares the two). The run record says which
-// was in effect (module_loading).
+// (experiments/probe-isolation/probe-disturb-experiment.sh's +lazy compares the two). The run
+// record says which was in effect (module_loading).
 constexpr const char* kModuleLoadingVariable = "CUDA_MODULE_LOADING";
 
 /// A run under the injection library that writes into `traceDir` (made empty here): the
