@@ -49,4 +49,15 @@ struct AdapterRecord {
                                        const AdapterContext& context) = nullptr;
 };
 
+/// The program spec of an adapter that runs the program, or an error naming the adapter: such
+/// adapters cannot register for a bare .cu or .ptx target.
+[[nodiscard]] inline Result<const program::ProgramSpec*> programSpec(const AdapterContext& context,
+                                                                     std::string_view adapter) {
+  if (!context.spec)
+    return fail(std::string(adapter),
+                "the " + std::string(adapter) +
+                    " adapter runs a program, so it needs a program spec (argus.yaml)");
+  return &*context.spec;
+}
+
 }  // namespace argus::backends

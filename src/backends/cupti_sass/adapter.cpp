@@ -14,11 +14,9 @@ const AdapterRecord& cupti_sass() {
       .machineNeeds = {"a CUDA GPU", "CUPTI (libcupti)", "libargus_cupti_sass.so"},
       .registerExecutors = [](runtime::ExecutorRegistry& registry,
                               const AdapterContext& context) -> Result<void> {
-        if (!context.spec)
-          return fail("cupti_sass",
-                      "the cupti_sass adapter runs a program, so it needs a program spec "
-                      "(argus.yaml)");
-        registerCuptiPcExecutors(registry, *context.spec);
+        auto spec = programSpec(context, "cupti_sass");
+        if (!spec) return std::unexpected(spec.error());
+        registerCuptiPcExecutors(registry, **spec);
         return {};
       },
   };

@@ -12,11 +12,9 @@ const AdapterRecord& ncu() {
       .machineNeeds = {"a CUDA GPU", "Nsight Compute (ncu on PATH)"},
       .registerExecutors = [](runtime::ExecutorRegistry& registry,
                               const AdapterContext& context) -> Result<void> {
-        if (!context.spec)
-          return fail("ncu",
-                      "the ncu adapter runs a program, so it needs a program spec "
-                      "(argus.yaml)");
-        registerNcuExecutor(registry, *context.spec);
+        auto spec = programSpec(context, "ncu");
+        if (!spec) return std::unexpected(spec.error());
+        registerNcuExecutor(registry, **spec);
         return {};
       },
   };

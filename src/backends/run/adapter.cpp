@@ -14,11 +14,9 @@ const AdapterRecord& run() {
       .machineNeeds = {"a CUDA GPU", "libargus_inject.so (built from src/backends/region_trace)"},
       .registerExecutors = [](runtime::ExecutorRegistry& registry,
                               const AdapterContext& context) -> Result<void> {
-        if (!context.spec)
-          return fail("run",
-                      "the run adapter runs a program, so it needs a program spec "
-                      "(argus.yaml)");
-        registerRunExecutors(registry, *context.spec);
+        auto spec = programSpec(context, "run");
+        if (!spec) return std::unexpected(spec.error());
+        registerRunExecutors(registry, **spec);
         return {};
       },
   };

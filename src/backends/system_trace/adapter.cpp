@@ -13,11 +13,9 @@ const AdapterRecord& system_trace() {
       .machineNeeds = {"a CUDA GPU", "CUPTI (libcupti)", "libargus_system_trace.so"},
       .registerExecutors = [](runtime::ExecutorRegistry& registry,
                               const AdapterContext& context) -> Result<void> {
-        if (!context.spec)
-          return fail("system_trace",
-                      "the system_trace adapter runs a program, so it needs a program spec "
-                      "(argus.yaml)");
-        registerSystemTraceExecutors(registry, *context.spec);
+        auto spec = programSpec(context, "system_trace");
+        if (!spec) return std::unexpected(spec.error());
+        registerSystemTraceExecutors(registry, **spec);
         return {};
       },
   };
