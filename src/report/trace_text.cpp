@@ -13,13 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string formatUnits(double v, const std::string& unit) {
-  if (unit != "cycles") return formatNs(v);
-  if (v >= 1e6) return fmt::format("{:.3f} Mcyc", v / 1e6);
-  if (v >= 1e4) return fmt::format("{:.1f} kcyc", v / 1e3);
-  return fmt::format("{:.0f} cyc", v);
-}
-
 void timingText(std::string& text, const json& timing, const std::string& heading) {
   auto out = std::back_inserter(text);
   const json& d = timing["duration"];
@@ -36,9 +29,9 @@ void timingText(std::string& text, const json& timing, const std::string& headin
       iterations = fmt::format("{}", r["per_iteration"].size());
     fmt::format_to(out, "{:<32} {:>9} {:>12} {:>12} {:>12}  {}\n",
                    std::string(2 * depth, ' ') + path.substr(path.rfind('/') + 1),
-                   s.value("count", 0), formatUnits(s.value("median", 0.0), unit),
-                   formatUnits(s.value("p95", 0.0), unit), formatUnits(s.value("total", 0.0), unit),
-                   iterations);
+                   s.value("count", 0), formatQuantity(s.value("median", 0.0), unit),
+                   formatQuantity(s.value("p95", 0.0), unit),
+                   formatQuantity(s.value("total", 0.0), unit), iterations);
   }
   for (const auto& note : d.value("launch_notes", json::array()))
     fmt::format_to(out, "note: {}\n", note.get<std::string>());
