@@ -211,6 +211,9 @@ Result<fs::path> checkoutVersion(const workspace::Workspace& ws, workspace::Vers
     return fail("checkout", fmt::format("cannot create {}: {}", temporary.string(), ec.message()));
   auto cleanup = [&] { fs::remove_all(temporary, ec); };
   for (const auto& f : *files) {
+    // A workspace made elsewhere may hold any name: never write outside the checkout.
+    if (auto ok = workspace::checkVersionFileName(f.name); !ok)
+      return cleanup(), fail("checkout", fmt::format("{}: {}", id.text(), ok.error().message));
     if (&f == &*spec) continue;
     auto bytes = ws.readArtifact(f.artifact.id);
     if (!bytes) return cleanup(), std::unexpected(bytes.error());

@@ -6,6 +6,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <memory>
@@ -132,6 +133,20 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   if (!root["name"] || !root["name"].IsScalar())
     return std::unexpected(specError(file, "name", "is required (a string)"));
   spec.name = root["name"].as<std::string>();
+  // The name names the executable Argus builds and reaches the Triton wrapper script: a plain
+  // file name only, so it can neither write outside the build folder nor reach a shell.
+  const bool plain =
+      !spec.name.empty() && spec.name.size() <= 128 && spec.name.front() != '.' &&
+      spec.name.front() != '-' && std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+      });
+  if (!plain)
+    return std::unexpected(specError(
+        file, "name",
+        fmt::format("is `{}`; a program name is a plain file name of letters, digits, `_`, `-` "
+                    "and `.` (not first), at most 128 characters, like tma_gemm: it names the "
+                    "executable Argus builds",
+                    spec.name)));
   if (root["language"]) spec.language = root["language"].as<std::string>();
   if (spec.language != "cuda" && spec.language != "triton")
     return std::unexpected(

@@ -29,6 +29,26 @@ class SpecTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// Issue 29, defect 2: `name` named the executable's path, so `/tmp/x` or `../../x` wrote outside
+// the build folder, and the Triton wrapper pasted it into a shell script.
+TEST_F(SpecTest, RefusesANameThatIsAPath) {
+  for (const char* name :
+       {"/tmp/x", "../../x", "a/b", ".hidden", "-flag", "a b", "x;rm -rf ~", "$(reboot)", "\"\""}) {
+    auto spec =
+        load(fmt::format("name: {}\nsources: [kernel.cu]\nrun: {{command: [\"{{exe}}\"]}}\n",
+                         name[0] == '"' ? std::string(name) : fmt::format("'{}'", name)));
+    ASSERT_FALSE(spec) << name;
+    EXPECT_NE(spec.error().message.find("a program name is a plain file name"), std::string::npos)
+        << spec.error().text();
+    EXPECT_NE(spec.error().message.find("argus.yaml"), std::string::npos) << spec.error().text();
+  }
+  for (const char* name : {"tma_gemm", "v1.2-fork", "A9"}) {
+    auto spec = load(
+        fmt::format("name: {}\nsources: [kernel.cu]\nrun: {{command: [\"{{exe}}\"]}}\n", name));
+    EXPECT_TRUE(spec) << name << ": " << spec.error().text();
+  }
+}
+
 TEST_F(SpecTest, LoadsRunAndCheck) {
   auto spec = load(
       "name: t\nsources: [kernel.cu]\nrun:\n  command: [\"{exe}\", \"--n\", \"4\"]\n"

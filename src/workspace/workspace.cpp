@@ -451,6 +451,17 @@ const fs::path& Workspace::directory() const {
 
 // --- Versions -----------------------------------------------------------------------------
 
+Result<void> checkVersionFileName(std::string_view name) {
+  if (!name.empty() && name != "." && name != ".." &&
+      name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos)
+    return {};
+  return fail("workspace",
+              fmt::format("file name `{}` is not a plain file name: a version's files are named "
+                          "by one path component (like kernel.cu), never a path, so that a "
+                          "checkout writes only inside its own directory",
+                          name));
+}
+
 Result<VersionId> Workspace::addVersion(const NewVersion& nv) {
   auto options = canonicalJson(std::string_view(nv.optionsJson));
   if (!options) return std::unexpected(options.error());
@@ -458,6 +469,7 @@ Result<VersionId> Workspace::addVersion(const NewVersion& nv) {
   for (const auto& f : nv.files) {
     if (f.name.empty() || f.kind.empty())
       return fail("workspace", "every file of a version needs a name and an artifact kind");
+    if (auto ok = checkVersionFileName(f.name); !ok) return std::unexpected(ok.error());
     if (!names.insert(f.name).second)
       return fail("workspace", fmt::format("file `{}` is given twice for one version", f.name));
   }

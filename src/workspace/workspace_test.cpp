@@ -205,6 +205,17 @@ TEST_F(WorkspaceTest, VersionsLineageAndFork) {
   NewVersion badOptions;
   badOptions.optionsJson = "{not json";
   EXPECT_FALSE(ws.addVersion(badOptions));
+  // Issue 29, defect 1: a file name that is a path would make a checkout write outside its
+  // directory (`ws fork --file ../../../x.cu=PATH`); only plain names are kept.
+  for (const char* name : {"../../../x.cu", "/tmp/x.cu", "a/b.cu", "..", ".", "a\\b.cu"}) {
+    NewVersion escape;
+    escape.base = root;
+    escape.files = {{name, "cuda_source", "//"}};
+    auto refused = ws.addVersion(escape);
+    ASSERT_FALSE(refused) << name;
+    EXPECT_NE(refused.error().message.find("is not a plain file name"), std::string::npos)
+        << refused.error().text();
+  }
   EXPECT_EQ(must(ws.versions()).size(), 4u);  // failed adds left nothing behind
 }
 

@@ -104,6 +104,11 @@ struct VersionRecord {
   TimestampMs createdAt = 0;
 };
 
+/// Checks that `name` can name a file of a version: one plain path component (not empty, not
+/// `.` or `..`, no `/`, `\` or NUL), so that a checkout of the version writes only inside its own
+/// directory, whoever made the workspace. The error names the file and says what to give.
+[[nodiscard]] Result<void> checkVersionFileName(std::string_view name);
+
 /// A named file that makes a version up ("kernel.cu" -> artifact).
 struct VersionFile {
   std::string name{};
