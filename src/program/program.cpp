@@ -34,6 +34,33 @@ Error specError(const fs::path& file, std::string_view field, std::string_view p
   return Error{"program", fmt::format("{}: field `{}`: {}", file.string(), field, problem)};
 }
 
+/// The scalar at `node` as T, or an error naming the file, line and column, the field and what
+/// to give: a wrong YAML type (`timeout_s: 5m`, `language: [cuda]`) is an error, never an abort.
+template <class T>
+Result<T> scalar(const YAML::Node& node, const fs::path& file, std::string_view field,
+                 std::string_view expected) {
+  T value{};
+  if (node.IsScalar() && YAML::convert<T>::decode(node, value)) return value;
+  const auto mark = node.Mark();
+  const std::string given = node.IsSequence() ? "a list"
+                            : node.IsMap()    ? "a mapping"
+                            : node.IsNull()   ? "empty"
+                                              : fmt::format("`{}`", node.Scalar());
+  return std::unexpected(
+      Error{"program", fmt::format("{}:{}:{}: field `{}`: is {}; give {}", file.string(),
+                                   mark.line + 1, mark.column + 1, field, given, expected)});
+}
+
+/// Assigns the scalar at `node` to `out` (see scalar), or returns its error.
+template <class T>
+Result<void> assign(T& out, const YAML::Node& node, const fs::path& file, std::string_view field,
+                    std::string_view expected) {
+  auto value = scalar<T>(node, file, field, expected);
+  if (!value) return std::unexpected(value.error());
+  out = std::move(*value);
+  return {};
+}
+
 Result<std::vector<std::string>> stringList(const YAML::Node& node, const fs::path& file,
                                             std::string_view field) {
   std::vector<std::string> out;
@@ -147,11 +174,16 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
                     "and `.` (not first), at most 128 characters, like tma_gemm: it names the "
                     "executable Argus builds",
                     spec.name)));
-  if (root["language"]) spec.language = root["language"].as<std::string>();
+  if (root["language"])
+    if (auto ok = assign(spec.language, root["language"], file, "language", "`cuda` or `triton`");
+        !ok)
+      return std::unexpected(ok.error());
   if (spec.language != "cuda" && spec.language != "triton")
     return std::unexpected(
         specError(file, "language", fmt::format("is `{}`; use `cuda` or `triton`", spec.language)));
-  if (root["arch"]) spec.arch = root["arch"].as<std::string>();
+  if (root["arch"])
+    if (auto ok = assign(spec.arch, root["arch"], file, "arch", "an architecture like sm_90a"); !ok)
+      return std::unexpected(ok.error());
   const bool triton = spec.language == "triton";
   if (!triton && (root["script"] || root["python"]))
     return std::unexpected(
@@ -168,7 +200,10 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
           specError(file, "script",
                     fmt::format("`{}` is not an existing file; paths are relative to the spec",
                                 spec.script.string())));
-    if (root["python"]) spec.python = root["python"].as<std::string>();
+    if (root["python"])
+      if (auto ok = assign(spec.python, root["python"], file, "python", "the interpreter's path");
+          !ok)
+        return std::unexpected(ok.error());
     if (root["host_sources"] || root["nvcc_flags"] || root["link_libraries"])
       return std::unexpected(specError(file, "host_sources/nvcc_flags/link_libraries",
                                        "do not apply to a Triton program (Triton compiles it)"));
@@ -233,14 +268,34 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   if (command->empty()) return std::unexpected(specError(file, "run.command", "must not be empty"));
   spec.run.command = std::move(*command);
   if (const YAML::Node success = run ? run["success"] : YAML::Node()) {
-    if (success["exit_code"]) spec.run.successExitCode = success["exit_code"].as<int>();
+    if (success.IsScalar() || success.IsSequence())
+      return std::unexpected(specError(
+          file, "run.success", "must be a mapping, e.g. {exit_code: 0, stdout_contains: PASS}"));
+    if (success["exit_code"])
+      if (auto ok = assign(spec.run.successExitCode, success["exit_code"], file,
+                           "run.success.exit_code", "an integer exit code");
+          !ok)
+        return std::unexpected(ok.error());
     if (success["stdout_contains"])
-      spec.run.stdoutContains = success["stdout_contains"].as<std::string>();
+      if (auto ok = assign(spec.run.stdoutContains, success["stdout_contains"], file,
+                           "run.success.stdout_contains", "a string");
+          !ok)
+        return std::unexpected(ok.error());
   }
-  if (run && run["skip_exit_code"]) spec.run.skipExitCode = run["skip_exit_code"].as<int>();
-  if (run && run["timeout_s"]) spec.run.timeoutSeconds = run["timeout_s"].as<double>();
+  if (run && run["skip_exit_code"])
+    if (auto ok = assign(spec.run.skipExitCode, run["skip_exit_code"], file, "run.skip_exit_code",
+                         "an integer exit code");
+        !ok)
+      return std::unexpected(ok.error());
+  if (run && run["timeout_s"])
+    if (auto ok = assign(spec.run.timeoutSeconds, run["timeout_s"], file, "run.timeout_s",
+                         "a number of seconds, e.g. 300");
+        !ok)
+      return std::unexpected(ok.error());
   if (run && run["gpus"]) {
-    const std::string gpus = run["gpus"].as<std::string>();
+    auto given = scalar<std::string>(run["gpus"], file, "run.gpus", "a count (1, 2, ...) or `all`");
+    if (!given) return std::unexpected(given.error());
+    const std::string gpus = *given;
     int n = 0;
     const auto [end, ec] = std::from_chars(gpus.data(), gpus.data() + gpus.size(), n);
     if (gpus == "all") {
@@ -256,8 +311,13 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   if (run && run["env"]) {
     const YAML::Node env = run["env"];
     if (!env.IsMap()) return std::unexpected(specError(file, "run.env", "must be a mapping"));
-    for (const auto& e : env)
-      spec.run.environment[e.first.as<std::string>()] = e.second.as<std::string>();
+    for (const auto& e : env) {
+      auto key = scalar<std::string>(e.first, file, "run.env", "NAME: VALUE entries");
+      if (!key) return std::unexpected(key.error());
+      auto value = scalar<std::string>(e.second, file, "run.env." + *key, "a string value");
+      if (!value) return std::unexpected(value.error());
+      spec.run.environment[*key] = *value;
+    }
   }
 
   if (const YAML::Node check = root["check"]) {
@@ -275,9 +335,12 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
       return std::unexpected(specError(file, "kernels", "must be a list of {name, regions}"));
     for (size_t i = 0; i < kernels.size(); ++i) {
       const YAML::Node k = kernels[i];
-      if (!k["name"])
+      if (!k.IsMap() || !k["name"])
         return std::unexpected(specError(file, fmt::format("kernels[{}].name", i), "is required"));
-      KernelSpec kernel{k["name"].as<std::string>(), {}, std::nullopt};
+      auto name = scalar<std::string>(k["name"], file, fmt::format("kernels[{}].name", i),
+                                      "the kernel's name");
+      if (!name) return std::unexpected(name.error());
+      KernelSpec kernel{*name, {}, std::nullopt};
       if (const YAML::Node block = k["block"]) {
         const std::string field = fmt::format("kernels[{}].block", i);
         const auto bad = [&] {
@@ -297,9 +360,17 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
         kernel.block = shape;
       }
       if (const YAML::Node regions = k["regions"]) {
+        if (!regions.IsSequence())
+          return std::unexpected(specError(file, fmt::format("kernels[{}].regions", i),
+                                           "must be a list of {path: ...} entries"));
         for (const auto& r : regions) {
-          if (r.IsMap() && r["path"] && !r["function"])
-            kernel.regions.push_back(r["path"].as<std::string>());
+          if (r.IsMap() && r["path"] && !r["function"]) {
+            auto path =
+                scalar<std::string>(r["path"], file, fmt::format("kernels[{}].regions[].path", i),
+                                    "a region path like mainloop/tma_load");
+            if (!path) return std::unexpected(path.error());
+            kernel.regions.push_back(*path);
+          }
         }
       }
       spec.kernels.push_back(std::move(kernel));

@@ -49,6 +49,44 @@ TEST_F(SpecTest, RefusesANameThatIsAPath) {
   }
 }
 
+// Issue 29, defect 3: a field of the wrong YAML type aborted the process (an uncaught
+// YAML::TypedBadConversion); each must be an error naming the file, the line and the field.
+TEST_F(SpecTest, WrongYamlTypesAreErrorsThatNameTheField) {
+  struct Case {
+    const char* yaml;
+    const char* field;
+  };
+  const std::string base = "name: t\nsources: [kernel.cu]\n";
+  for (const auto& c : std::initializer_list<Case>{
+           {"language: [cuda]\nrun: {command: [x]}\n", "language"},
+           {"arch: {a: 1}\nrun: {command: [x]}\n", "arch"},
+           {"run: {command: [x], timeout_s: 5m}\n", "run.timeout_s"},
+           {"run: {command: [x], success: {exit_code: zero}}\n", "run.success.exit_code"},
+           {"run: {command: [x], success: yes}\n", "run.success"},
+           {"run: {command: [x], success: {stdout_contains: [a]}}\n",
+            "run.success.stdout_contains"},
+           {"run: {command: [x], skip_exit_code: [77]}\n", "run.skip_exit_code"},
+           {"run: {command: [x], gpus: [1]}\n", "run.gpus"},
+           {"run: {command: [x], env: {A: [1, 2]}}\n", "run.env.A"},
+           {"run: {command: [x]}\nkernels: [{name: [k]}]\n", "kernels[0].name"},
+           {"run: {command: [x]}\nkernels: [{name: k, regions: [{path: {a: b}}]}]\n",
+            "kernels[0].regions[].path"},
+           {"run: {command: [x]}\nkernels: [{name: k, regions: main}]\n", "kernels[0].regions"},
+           {"run: {command: [x]}\nkernels: [k]\n", "kernels[0].name"}}) {
+    auto spec = load(base + c.yaml);
+    ASSERT_FALSE(spec) << c.yaml;
+    EXPECT_NE(spec.error().message.find(fmt::format("field `{}`", c.field)), std::string::npos)
+        << c.yaml << " -> " << spec.error().text();
+    EXPECT_NE(spec.error().message.find("argus.yaml"), std::string::npos) << spec.error().text();
+  }
+  // The line and column of the offending value, as an editor shows them.
+  auto located = load(base + "run:\n  command: [x]\n  timeout_s: 5m\n");
+  ASSERT_FALSE(located);
+  EXPECT_NE(located.error().message.find("argus.yaml:5:14: field `run.timeout_s`: is `5m`"),
+            std::string::npos)
+      << located.error().text();
+}
+
 TEST_F(SpecTest, LoadsRunAndCheck) {
   auto spec = load(
       "name: t\nsources: [kernel.cu]\nrun:\n  command: [\"{exe}\", \"--n\", \"4\"]\n"
