@@ -23,10 +23,6 @@ constexpr std::string_view kSchema =
 
 }  // namespace
 
-std::string_view schemaText() {
-  return kSchema;
-}
-
 Result<void> validate(const Json& document) {
   // Parsed once: the schema is constant, and valijson's Schema is immutable after parsing.
   static const auto schema = [] {

@@ -93,7 +93,4 @@ struct QueryReport {
 /// compiled in). The error names the first violating place (a JSON pointer) and the rule.
 [[nodiscard]] Result<void> validate(const Json& document);
 
-/// The argus.report/1 JSON Schema text.
-[[nodiscard]] std::string_view schemaText();
-
 }  // namespace argus::report
