@@ -26,19 +26,8 @@ debian_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libsqlite3-dev libzstd-dev libxxhash-dev libvalijson-dev
 )
-missing=()
-for pkg in "${debian_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  say "installing Debian packages: ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  say "Debian packages present"
-fi
+source "$root/scripts/lib/debian.sh"
+ensure_debian_packages setup "${debian_packages[@]}"
 
 # CUDA toolkit: required for the examples and for every PTX pass check (ptxas).
 export PATH="/usr/local/cuda/bin:$PATH"

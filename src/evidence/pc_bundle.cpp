@@ -1,4 +1,5 @@
 #include "argus/evidence/pc_bundle.h"
+#include "argus/support/json_number.h"
 
 #include <fmt/format.h>
 
@@ -37,7 +38,7 @@ Result<PcBundle> decodePcBundle(std::string_view text) {
     b.variant = j.at("variant").get<std::string>();
     b.kernel = j.at("kernel").get<std::string>();
     b.cubinHash = j.at("cubin").at("hash").get<std::string>();
-    b.cubinBytes = j.at("cubin").at("bytes").get<uint64_t>();
+    b.cubinBytes = exactInteger<uint64_t>(j.at("cubin").at("bytes"), "`bytes`");
     b.cubinCheck = j.at("cubin_check");
     b.sassCheck = j.at("sass_check");
     b.disassembly = j.at("disassembly").get<std::string>();

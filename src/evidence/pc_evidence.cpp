@@ -1,6 +1,7 @@
 // argus_pc_evidence 1: writer and reader (format in argus/evidence/pc_evidence.h). Kept free of
 // fmt so that the injection library can link it without more dependencies.
 #include "argus/evidence/pc_evidence.h"
+#include "argus/support/json_number.h"
 
 #include <algorithm>
 #include <fstream>
@@ -127,7 +128,7 @@ Result<PcEvidence> parsePcEvidence(std::string_view text) {
     where = "collector";
     e.collector = root.at("collector").get<std::string>();
     where = "seq";
-    e.seq = root.at("seq").get<std::uint64_t>();
+    e.seq = exactInteger<std::uint64_t>(root.at("seq"), "`seq`");
     where = "correlation";
     optionalField(root, "correlation", e.correlation);
     where = "kernel";
@@ -194,7 +195,7 @@ Result<PcEvidence> parsePcEvidence(std::string_view text) {
         const std::string pwhere = fwhere + ".pcs[" + std::to_string(pi) + "]";
         PcRecord r;
         where = pwhere + ".pc";
-        r.pc = pj.at("pc").get<std::uint64_t>();
+        r.pc = exactInteger<std::uint64_t>(pj.at("pc"), "`pc`");
         if (!f.pcs.empty() && f.pcs.back().pc >= r.pc) {
           return fail(kComponent, where + ": PCs must be sorted and unique (" +
                                       std::to_string(r.pc) + " after " +
@@ -206,7 +207,7 @@ Result<PcEvidence> parsePcEvidence(std::string_view text) {
           for (const auto& [name, mj] : it->items()) {
             where = pwhere + ".metrics." + name;
             PcMetric m;
-            m.total = mj.at("total").get<std::uint64_t>();
+            m.total = exactInteger<std::uint64_t>(mj.at("total"), "`total`");
             optionalField(mj, "per_instance", m.perInstance);
             if (!m.perInstance.empty()) {
               if (m.perInstance.size() != e.instances) {
@@ -269,9 +270,10 @@ Result<std::vector<PcEvidence>> readPcEvidenceDir(const std::filesystem::path& d
     for (std::string line; std::getline(lines, line);) {
       const json k = json::parse(line, nullptr, false);
       if (k.is_discarded() || !k.is_object()) continue;
-      const auto seq = k.value("seq", std::int64_t{-1});
+      const auto seq = integerOr(k, "seq", std::int64_t{-1});
       if (seq >= 0 && k.contains("duration_ns")) {
-        durations[static_cast<std::uint64_t>(seq)] = k["duration_ns"].get<std::uint64_t>();
+        durations[static_cast<std::uint64_t>(seq)] =
+            exactInteger<std::uint64_t>(k["duration_ns"], "`duration_ns`");
       }
     }
   }

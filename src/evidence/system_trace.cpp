@@ -1,5 +1,6 @@
 // Reader and Chrome export of system-trace evidence (argus/evidence/system_trace.h).
 #include "argus/evidence/system_trace.h"
+#include "argus/support/json_number.h"
 
 #include <algorithm>
 #include <fstream>
@@ -15,7 +16,7 @@ namespace {
 using json = nlohmann::json;
 
 int64_t timeField(const json& j, const char* key) {
-  return j.value(key, int64_t{0});
+  return integerOr(j, key, int64_t{0});
 }
 
 std::string demangledHint(std::string_view name) {
@@ -67,9 +68,9 @@ Result<SystemTrace> parseSystemTrace(std::string_view jsonl) {
           return fail("system_trace",
                       fmt::format("line {}: header format is `{}`, expected argus.system_trace",
                                   lineNo, j.value("format", "")));
-        if (j.value("version", 0) != 1)
+        if (integerOr(j, "version", 0) != 1)
           return fail("system_trace", fmt::format("line {}: version {} is not supported (1 is)",
-                                                  lineNo, j.value("version", 0)));
+                                                  lineNo, integerOr(j, "version", 0)));
         trace.header = j;
         sawHeader = true;
       } else if (type == "kernel" || type == "memcpy" || type == "memset") {
@@ -77,20 +78,21 @@ Result<SystemTrace> parseSystemTrace(std::string_view jsonl) {
         op.kind = type == "kernel"   ? TraceOp::Kind::Kernel
                   : type == "memcpy" ? TraceOp::Kind::Memcpy
                                      : TraceOp::Kind::Memset;
-        op.device = j.value("device", 0u);
-        op.stream = j.value("stream", 0u);
-        op.correlation = j.value("correlation", 0u);
+        op.device = integerOr(j, "device", 0u);
+        op.stream = integerOr(j, "stream", 0u);
+        op.correlation = integerOr(j, "correlation", 0u);
         op.startNs = timeField(j, "start_ns");
         op.endNs = timeField(j, "end_ns");
         if (op.endNs < op.startNs)
           return fail("system_trace", fmt::format("line {}: end_ns {} precedes start_ns {}", lineNo,
                                                   op.endNs, op.startNs));
-        op.bytes = j.value("bytes", uint64_t{0});
+        op.bytes = integerOr(j, "bytes", uint64_t{0});
         if (op.kind == TraceOp::Kind::Kernel) {
           op.name = demangledHint(j.value("name", ""));
           for (int i = 0; i < 3; ++i) {
-            if (j.contains("grid")) op.grid[i] = j["grid"].at(i).get<uint32_t>();
-            if (j.contains("block")) op.block[i] = j["block"].at(i).get<uint32_t>();
+            if (j.contains("grid")) op.grid[i] = exactInteger<uint32_t>(j["grid"].at(i), "`grid`");
+            if (j.contains("block"))
+              op.block[i] = exactInteger<uint32_t>(j["block"].at(i), "`block`");
           }
           op.nccl = isNcclKernelName(op.name);
         } else if (op.kind == TraceOp::Kind::Memcpy) {
@@ -101,19 +103,19 @@ Result<SystemTrace> parseSystemTrace(std::string_view jsonl) {
         }
         trace.ops.push_back(std::move(op));
       } else if (type == "api") {
-        const auto corr = j.value("correlation", 0u);
+        const auto corr = integerOr(j, "correlation", 0u);
         const int64_t start = timeField(j, "start_ns");
-        const uint64_t thread = j.value("thread", uint64_t{0});
+        const uint64_t thread = integerOr(j, "thread", uint64_t{0});
         auto [it, inserted] = launchOf.try_emplace(corr, start, thread);
         if (!inserted && start < it->second.first) it->second = {start, thread};
       } else if (type == "marker") {
         const std::string flag = j.value("flag", "");
-        const uint64_t id = j.value("id", uint64_t{0});
+        const uint64_t id = integerOr(j, "id", uint64_t{0});
         if (flag == "start") {
           TraceRange r;
           r.name = j.value("name", "");
           r.domain = j.value("domain", "");
-          r.thread = j.value("thread", uint64_t{0});
+          r.thread = integerOr(j, "thread", uint64_t{0});
           r.id = id;
           r.startNs = timeField(j, "timestamp_ns");
           r.labels = parseLabels(r.name);
@@ -131,14 +133,14 @@ Result<SystemTrace> parseSystemTrace(std::string_view jsonl) {
           TraceRange r;
           r.name = j.value("name", "");
           r.domain = j.value("domain", "");
-          r.thread = j.value("thread", uint64_t{0});
+          r.thread = integerOr(j, "thread", uint64_t{0});
           r.id = id;
           r.startNs = r.endNs = timeField(j, "timestamp_ns");
           r.labels = parseLabels(r.name);
           trace.ranges.push_back(std::move(r));
         }
       } else if (type == "dropped") {
-        trace.dropped += j.value("count", uint64_t{0});
+        trace.dropped += integerOr(j, "count", uint64_t{0});
       }
       // Unknown types are skipped: newer writers may add records.
     } catch (const json::exception& e) {
@@ -200,9 +202,9 @@ namespace {
 void appendChrome(const SystemTrace& trace, size_t process, json& events) {
   constexpr int64_t kProcessStride = 10000;
   const int64_t shift = static_cast<int64_t>(process) * kProcessStride;
-  const std::string suffix =
-      process == 0 ? std::string()
-                   : fmt::format(" (process {}, pid {})", process, trace.header.value("pid", 0));
+  const std::string suffix = process == 0 ? std::string()
+                                          : fmt::format(" (process {}, pid {})", process,
+                                                        integerOr(trace.header, "pid", 0));
   const int64_t kHostPid = 1000000 + shift;
   std::map<uint32_t, std::set<uint32_t>> streams;
   std::set<uint64_t> threads;

@@ -1,4 +1,5 @@
 #include "argus/evidence/trace_bundle.h"
+#include "argus/support/json_number.h"
 
 #include <map>
 #include <set>
@@ -15,20 +16,28 @@ constexpr std::string_view kBundleMagic = "ARGUSTB1";
 }  // namespace
 
 std::optional<std::pair<std::uint64_t, std::uint64_t>> kernelRecordTimes(const json& record) {
-  const auto start = record.value("start_ns", std::uint64_t{0});
-  const auto end = record.value("end_ns", std::uint64_t{0});
-  if (start == 0 || end < start) return std::nullopt;
-  return std::pair{start, end - start};
+  try {
+    const auto start = integerOr(record, "start_ns", std::uint64_t{0});
+    const auto end = integerOr(record, "end_ns", std::uint64_t{0});
+    if (start == 0 || end < start) return std::nullopt;
+    return std::pair{start, end - start};
+  } catch (const json::exception&) {
+    return std::nullopt;  // a time that is not a count of ns: no time
+  }
 }
 
 void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>& kernels) {
   std::map<std::int64_t, std::uint64_t> nsOfSeq;
   for (const json& k : kernels) {
-    const auto seq = k.value("seq", std::int64_t{-1});
-    if (const auto times = kernelRecordTimes(k); seq >= 0 && times) nsOfSeq[seq] = times->second;
+    const json seq = k.is_object() ? k.value("seq", json()) : json();
+    if (!seq.is_number_integer()) continue;  // not a launch the library knew
+    if (const auto times = kernelRecordTimes(k); seq.get<std::int64_t>() >= 0 && times)
+      nsOfSeq[seq.get<std::int64_t>()] = times->second;
   }
   for (BundleLaunch& launch : launches) {
-    if (!launch.info.contains("seq") || !launch.info["seq"].is_number_integer()) continue;
+    if (!launch.info.is_object() || !launch.info.contains("seq") ||
+        !launch.info["seq"].is_number_integer())
+      continue;
     if (auto it = nsOfSeq.find(launch.info["seq"].get<std::int64_t>()); it != nsOfSeq.end())
       launch.info["kernel_ns"] = it->second;
   }
@@ -36,9 +45,13 @@ void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>
 
 std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {
   std::set<std::pair<std::uint64_t, std::uint64_t>> streams;
-  for (const json& k : kernels)
-    if (k.value("stream", json()).is_number_unsigned())
-      streams.emplace(k.value("context", std::uint64_t{0}), k["stream"].get<std::uint64_t>());
+  for (const json& k : kernels) {
+    if (!k.is_object()) continue;
+    const json stream = k.value("stream", json());
+    const json context = k.value("context", json(0));
+    if (stream.is_number_unsigned() && (context.is_number_unsigned() || context == 0))
+      streams.emplace(context.get<std::uint64_t>(), stream.get<std::uint64_t>());
+  }
   if (streams.empty()) return std::nullopt;
   return streams.size();
 }
@@ -62,7 +75,8 @@ std::string encodeBundle(const TraceBundle& bundle) {
   return out;
 }
 
-Result<TraceBundle> decodeBundle(std::string_view bytes) {
+/// decodeBundle, throwing json::exception on a header field of the wrong type.
+static Result<TraceBundle> decodeBundleFields(std::string_view bytes) {
   if (bytes.size() < 16 || bytes.substr(0, 8) != kBundleMagic)
     return fail("region_trace", "not a trace bundle (bad magic at byte 0)");
   uint64_t size = 0;
@@ -80,7 +94,7 @@ Result<TraceBundle> decodeBundle(std::string_view bytes) {
   bundle.run = header["run"];
   const std::string_view data = bytes.substr(16 + size);
   for (const auto& l : header["launches"]) {
-    uint64_t off = l.value("offset", uint64_t{0}), len = l.value("size", uint64_t{0});
+    uint64_t off = integerOr(l, "offset", uint64_t{0}), len = integerOr(l, "size", uint64_t{0});
     if (off > data.size() || len > data.size() - off)
       return fail("region_trace", fmt::format("trace bundle truncated: launch buffer at byte {} "
                                               "of {} bytes is past the end",
@@ -88,6 +102,14 @@ Result<TraceBundle> decodeBundle(std::string_view bytes) {
     bundle.launches.push_back(BundleLaunch{l["info"], std::string(data.substr(off, len))});
   }
   return bundle;
+}
+
+Result<TraceBundle> decodeBundle(std::string_view bytes) {
+  try {
+    return decodeBundleFields(bytes);
+  } catch (const json::exception& e) {
+    return fail("region_trace", fmt::format("trace bundle header at byte 16: {}", e.what()));
+  }
 }
 
 }  // namespace argus::evidence

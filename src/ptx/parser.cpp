@@ -323,6 +323,12 @@ class Parser {
       } else if (isType(word) && base.type.empty()) {
         base.type = std::string(word);
         advance();
+      } else if (!base.type.empty() && !word.starts_with(".ptr")) {
+        // Only `.ptr...` follows the type (the printer puts every other modifier before it).
+        return fail("a variable name after the type " + base.type);
+      } else if (isStateSpace(word) || word.starts_with(".ptr") != !base.type.empty()) {
+        return fail(base.type.empty() ? "a modifier (.v2, .v4, .attribute(...)) or the type"
+                                      : "a variable name after the type " + base.type);
       } else {
         std::string modifier(word);
         advance();

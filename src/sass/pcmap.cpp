@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "argus/support/json_number.h"
 #include "argus/support/process.h"
 
 namespace argus::sass {
@@ -55,25 +56,25 @@ Result<std::vector<Painted>> unpack(const nlohmann::json& paintMap) {
   std::vector<Painted> out(paintMap["lines"].size() + 1);
   try {
     for (const auto& line : paintMap["lines"]) {
-      const auto n = line.at("line").get<size_t>();
+      const auto n = exactInteger<size_t>(line.at("line"), "`line`");
       if (n == 0 || n >= out.size() || out[n].present) {
         return fail("sass", fmt::format("paint map: bad or repeated line {}", n));
       }
       Painted& p = out[n];
       p.present = true;
       p.function = line.at("function").get<std::string>();
-      p.statement = line.at("statement").get<size_t>();
+      p.statement = exactInteger<size_t>(line.at("statement"), "`statement`");
       p.opcode = line.at("opcode").get<std::string>();
       p.regions = line.at("regions").get<std::vector<std::string>>();
       p.sourceFile = line.at("source").at("file").get<std::string>();
-      p.sourceLine = line.at("source").at("line").get<uint32_t>();
+      p.sourceLine = exactInteger<uint32_t>(line.at("source").at("line"), "`line`");
       // Maps written before `owners`/`origin` existed: the function's own view.
       if (line.contains("owners")) p.owners = unpackOwners(line["owners"]);
       p.originFunction = p.function;
       p.originStatement = p.statement;
       if (line.contains("origin")) {
         p.originFunction = line["origin"].at("function").get<std::string>();
-        p.originStatement = line["origin"].at("statement").get<size_t>();
+        p.originStatement = exactInteger<size_t>(line["origin"].at("statement"), "`statement`");
       }
     }
   } catch (const nlohmann::json::exception& e) {

@@ -1,5 +1,6 @@
 // Communication chunks and their statistics from a system trace (argus/synthesis/comm_signals.h).
 #include "argus/synthesis/comm_signals.h"
+#include "argus/support/json_number.h"
 
 #include <algorithm>
 #include <limits>
@@ -200,10 +201,10 @@ Result<std::vector<CommGroup>> commGroupsFromJson(const json& chunkTime, const j
   try {
     for (const auto& g : chunkTime["groups"]) {
       CommGroup c;
-      c.bytes = g.at("bytes").get<uint64_t>();
-      c.sms = g.at("sms").get<int>();
+      c.bytes = exactInteger<uint64_t>(g.at("bytes"), "`bytes`");
+      c.sms = exactInteger<int>(g.at("sms"), "`sms`");
       c.source = g.at("source").get<std::string>();
-      c.chunks = g.value("chunks", size_t{0});
+      c.chunks = integerOr(g, "chunks", size_t{0});
       c.meanNs = g.value("mean_ns", 0.0);
       c.medianNs = g.at("median_ns").get<double>();
       c.minNs = g.value("min_ns", 0.0);
@@ -213,7 +214,8 @@ Result<std::vector<CommGroup>> commGroupsFromJson(const json& chunkTime, const j
     if (overhead.is_object() && overhead.contains("groups"))
       for (const auto& o : overhead["groups"])
         for (auto& c : groups)
-          if (c.bytes == o.at("bytes").get<uint64_t>() && c.sms == o.at("sms").get<int>() &&
+          if (c.bytes == exactInteger<uint64_t>(o.at("bytes"), "`bytes`") &&
+              c.sms == exactInteger<int>(o.at("sms"), "`sms`") &&
               c.source == o.at("source").get<std::string>())
             c.launchOverheadNs = o.at("median_ns").get<double>();
   } catch (const json::exception& e) {

@@ -20,9 +20,8 @@ using json = nlohmann::json;
 /// Launches listed one by one in the document; the statistics cover all of them.
 constexpr size_t kListedLaunches = 64;
 
-}  // namespace
-
-Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) {
+/// kernelTiming, throwing json::exception on a field of the wrong type.
+Result<json> kernelTimingFields(std::string_view evidence, const query::Scope& scope) {
   const json doc = json::parse(evidence, nullptr, false);
   if (!doc.is_object() || !doc.contains("kernels") || !doc["kernels"].is_array())
     return fail("synthesis", "kernel_duration: the evidence is not a cupti_activity document");
@@ -70,6 +69,17 @@ Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) 
         "clause(s) do not apply, only launch",
         others);
   return out;
+}
+
+}  // namespace
+
+Result<json> kernelTiming(std::string_view evidence, const query::Scope& scope) {
+  try {
+    return kernelTimingFields(evidence, scope);
+  } catch (const json::exception& e) {
+    return fail("synthesis",
+                fmt::format("kernel_duration: the cupti_activity document: {}", e.what()));
+  }
 }
 
 void registerKernelTimingExecutor(runtime::ExecutorRegistry& registry) {

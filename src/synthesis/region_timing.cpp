@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "argus/evidence/trace_bundle.h"
+#include "argus/support/json_number.h"
 #include "argus/trace/decode.h"
 #include "evidence_executor.h"
 
@@ -81,7 +82,7 @@ json timingJson(const trace::DecodedTrace& all, const trace::TraceMap& map,
   for (const auto& r : regions)
     occurrences.push_back({{"path", r.value("path", "")},
                            {"id", r.value("id", "")},
-                           {"count", r["duration"].value("count", 0)}});
+                           {"count", integerOr(r["duration"], "count", 0)}});
   return json{{"duration", statistics},
               {"occurrences",
                {{"regions", occurrences}, {"launches", launches}, {"dropped", all.dropped}}}};
@@ -105,8 +106,11 @@ Result<json> occurrenceTiming(const trace::DecodedTrace& trace, const trace::Tra
   return timingJson(kept, map, regionPath, 1);
 }
 
-Result<json> regionTiming(std::string_view bundleBytes, const std::string& regionPath,
-                          const query::Scope& scope) {
+namespace {
+
+/// regionTiming, throwing json::exception on a launch field of the wrong type.
+Result<json> regionTimingFields(std::string_view bundleBytes, const std::string& regionPath,
+                                const query::Scope& scope) {
   auto bundle = evidence::decodeBundle(bundleBytes);
   if (!bundle) return std::unexpected(bundle.error());
   const query::Clause* launchClause = scope.clause(query::Coordinate::Launch);
@@ -125,7 +129,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
     if (!bundle->traceMap.contains(kernel))
       return fail("synthesis", fmt::format("launch {} of kernel `{}` has no trace map in the "
                                            "evidence",
-                                           launch.info.value("seq", 0), kernel));
+                                           integerOr(launch.info, "seq", 0), kernel));
     auto parsed = trace::parseTraceMap(bundle->traceMap[kernel]);
     if (!parsed) return std::unexpected(parsed.error());
     if (!map) map = *parsed;
@@ -134,7 +138,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
     if (!decoded) return std::unexpected(decoded.error());
     ++launches;
     if (launch.info.contains("kernel_ns") && launch.info["kernel_ns"].is_number_unsigned())
-      kernelNs.push_back(launch.info["kernel_ns"].get<uint64_t>());
+      kernelNs.push_back(exactInteger<uint64_t>(launch.info["kernel_ns"], "`kernel_ns`"));
     std::string note = launch.info.value("note", "");
     if (parsed->block && launch.info.contains("block") &&
         launch.info["block"] != nlohmann::json(*parsed->block))
@@ -145,7 +149,7 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
           note.empty() ? "" : "; ", nlohmann::json(*parsed->block).dump(),
           launch.info["block"].dump());
     if (!note.empty() && ++noted <= kMaxNotes)
-      notes.push_back(fmt::format("launch {}: {}", launch.info.value("seq", 0), note));
+      notes.push_back(fmt::format("launch {}: {}", integerOr(launch.info, "seq", 0), note));
     all.header = decoded->header;
     all.dropped += decoded->dropped;
     all.invalidRecords += decoded->invalidRecords;
@@ -157,6 +161,17 @@ Result<json> regionTiming(std::string_view bundleBytes, const std::string& regio
   if (noted > kMaxNotes)
     notes.back() += fmt::format(" ({} further launches' notes left out)", noted - kMaxNotes);
   return timingJson(all, *map, regionPath, launches, notes, kernelNs);
+}
+
+}  // namespace
+
+Result<json> regionTiming(std::string_view bundleBytes, const std::string& regionPath,
+                          const query::Scope& scope) {
+  try {
+    return regionTimingFields(bundleBytes, regionPath, scope);
+  } catch (const json::exception& e) {
+    return fail("synthesis", fmt::format("a launch of the trace bundle: {}", e.what()));
+  }
 }
 
 void registerSynthesisExecutors(runtime::ExecutorRegistry& registry) {

@@ -1,6 +1,7 @@
 // Trace decoder: validates the header, reads records (full or compact layout), and derives
 // statistics and Chrome traces. Byte order is little-endian, as on every CUDA device.
 #include "argus/trace/decode.h"
+#include "argus/support/json_number.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,13 +27,14 @@ T readAt(std::span<const std::byte> buffer, size_t offset) {
   return value;
 }
 
-}  // namespace
+Result<void> badTraceMap(const std::string& what) {
+  return fail("trace", "trace map: " + what + "; regenerate it with lower_markers_to_trace");
+}
 
-Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
-  auto bad = [](std::string what) {
-    return fail("trace", "trace map: " + what + "; regenerate it with lower_markers_to_trace");
-  };
-  if (!json.is_object() || json.value("argus_trace_map", 0) != 1) {
+/// parseTraceMap, throwing json::exception on a field of the wrong type.
+Result<TraceMap> parseTraceMapFields(const nlohmann::json& json) {
+  auto bad = [](const std::string& what) { return std::unexpected(badTraceMap(what).error()); };
+  if (!json.is_object() || integerOr(json, "argus_trace_map", 0) != 1) {
     return bad("not an argus_trace_map 1 object");
   }
   TraceMap map;
@@ -46,7 +48,7 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
   } else {
     return bad("unknown time_base `" + base + "`");
   }
-  map.capacityHint = json.value("capacity_hint", 0u);
+  map.capacityHint = integerOr(json, "capacity_hint", 0u);
   map.sequenced = json.value("overflow", std::string("count")) == "clamp";
   const std::string layout = json.value("record_layout", std::string("full"));
   if (layout != "full" && layout != "compact") return bad("unknown record_layout `" + layout + "`");
@@ -57,8 +59,9 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
     if (!b.is_array() || b.size() != 3 ||
         !std::ranges::all_of(b, [](const auto& v) { return v.is_number_unsigned(); }))
       return bad("`block` is not three unsigned extents: " + b.dump());
-    map.block =
-        std::array<uint32_t, 3>{b[0].get<uint32_t>(), b[1].get<uint32_t>(), b[2].get<uint32_t>()};
+    map.block = std::array<uint32_t, 3>{exactInteger<uint32_t>(b[0], "`block`"),
+                                        exactInteger<uint32_t>(b[1], "`block`"),
+                                        exactInteger<uint32_t>(b[2], "`block`")};
   }
   if (!json.contains("regions") || !json["regions"].is_array()) return bad("`regions` missing");
   for (const auto& r : json["regions"]) {
@@ -67,14 +70,14 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
       return bad("region entry without index/path: " + r.dump());
     }
     TraceMap::Region region;
-    region.index = r["index"].get<uint32_t>();
+    region.index = exactInteger<uint32_t>(r["index"], "`index`");
     if (region.index != map.regions.size()) {
       return bad(fmt::format("region index {} out of order", region.index));
     }
     region.path = r["path"].get<std::string>();
     region.id = r.value("id", std::string());
     if (r.contains("parent") && r["parent"].is_number_unsigned()) {
-      region.parent = r["parent"].get<uint32_t>();
+      region.parent = exactInteger<uint32_t>(r["parent"], "`parent`");
     }
     map.regions.push_back(std::move(region));
   }
@@ -85,6 +88,16 @@ Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
     }
   }
   return map;
+}
+
+}  // namespace
+
+Result<TraceMap> parseTraceMap(const nlohmann::json& json) {
+  try {
+    return parseTraceMapFields(json);
+  } catch (const nlohmann::json::exception& e) {
+    return std::unexpected(badTraceMap(e.what()).error());
+  }
 }
 
 Result<DecodedTrace> decodeTrace(std::span<const std::byte> buffer, const TraceMap& map,

@@ -39,7 +39,6 @@ namespace argus::workspace {
 
 namespace {
 
-constexpr int kArtifactColumnCount = 11;
 constexpr int kTaskColumnCount = 13;
 
 constexpr std::string_view kVersionKinds[] = {"program", "variant"};

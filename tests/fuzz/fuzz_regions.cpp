@@ -1,0 +1,27 @@
+// Region analysis and async-op discovery over parsed PTX: markers, nesting, ownership, the
+// source positions of every region, and the op sites of the whole module.
+#include "argus/analysis/discover.h"
+#include "argus/ptx/parser.h"
+#include "argus/ptx/regions.h"
+#include "fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace argus;
+  if (size > fuzz::kMaxInput) return -1;
+  auto module = ptx::parseModule(fuzz::text(data, size), "fuzz.ptx");
+  if (!module) return 0;
+  auto regions = ptx::analyzeRegions(*module);
+  if (regions) {
+    for (const auto& function : *regions)
+      for (size_t i = 0; i < function.regions.size(); ++i) {
+        const ptx::Region& region = function.regions[i];
+        fuzz::require(!region.path.empty(), "a region has a path");
+        fuzz::require(region.id == ptx::regionId(function.function, region.path),
+                      "a region's ID is regionId(kernel, path)");
+        fuzz::require(!region.parent || *region.parent < i, "a parent precedes its children");
+      }
+  }
+  auto sites = analysis::discoverAsyncOps(*module, "", "");
+  if (sites) (void)analysis::toJson(*sites);
+  return 0;
+}

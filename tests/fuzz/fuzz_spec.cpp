@@ -1,0 +1,56 @@
+// The YAML readers: program specs (loadProgramSpec, from a file, as every verb reads them) and
+// recipes (parseRecipe). The first byte picks the reader. Specs are written into a scratch tree
+// shaped like examples/: the spec at root/a/b/argus.yaml beside the usual source names, with
+// ../../include and ../common present, so the seeds (the examples' own specs) get past the
+// existence checks and mutations reach the field checks.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "argus/planner/recipe.h"
+#include "argus/program/program.h"
+#include "fuzz_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path& scratch() {
+  static const fs::path spec = [] {
+    fs::path root = fs::temp_directory_path() / ("argus-fuzz-spec-" + std::to_string(getpid()));
+    fs::create_directories(root / "include");
+    fs::create_directories(root / "a" / "common");
+    fs::create_directories(root / "a" / "b");
+    for (const char* name : {"kernel.cu", "main.cu", "kernel.py", "kernel.ttgir", "run.py"})
+      std::ofstream(root / "a" / "b" / name) << "\n";
+    static const fs::path removeAtExit = root;
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(removeAtExit, ec);
+    });
+    return root / "a" / "b" / "argus.yaml";
+  }();
+  return spec;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace argus;
+  if (size < 1 || size > fuzz::kMaxInput) return -1;
+  auto yaml = fuzz::text(data + 1, size - 1);
+  if (data[0] % 2 == 0) {
+    const fs::path& file = scratch();
+    {
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out.write(yaml.data(), static_cast<std::streamsize>(yaml.size()));
+    }
+    if (auto spec = program::loadProgramSpec(file)) (void)program::blockShapes(*spec);
+  } else {
+    (void)planner::parseRecipe(yaml, "fuzz.yaml");
+  }
+  return 0;
+}
