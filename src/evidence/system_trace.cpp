@@ -61,8 +61,8 @@ Result<SystemTrace> parseSystemTrace(std::string_view jsonl) {
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("type"))
       return fail("system_trace", fmt::format("line {}: not a JSON object with a `type`", lineNo));
-    const std::string type = j.value("type", "");
     try {
+      const std::string type = j.value("type", "");
       if (type == "header") {
         if (j.value("format", "") != "argus.system_trace")
           return fail("system_trace",

@@ -168,7 +168,10 @@ std::string_view recipeKindName(RecipeKind k) {
   return "?";
 }
 
-Result<Recipe> parseRecipe(std::string_view yaml, const fs::path& file) {
+namespace {
+
+/// parseRecipe, throwing YAML::Exception where a node is not of the shape read.
+Result<Recipe> parseRecipeFields(std::string_view yaml, const fs::path& file) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
@@ -262,6 +265,18 @@ Result<Recipe> parseRecipe(std::string_view yaml, const fs::path& file) {
     recipe.retainedScope.push_back(*c);
   }
   return recipe;
+}
+
+}  // namespace
+
+Result<Recipe> parseRecipe(std::string_view yaml, const fs::path& file) {
+  try {
+    return parseRecipeFields(yaml, file);
+  } catch (const YAML::Exception& e) {
+    // What the field checks did not foresee (a list where a map belongs, ...): still a place.
+    return fail("recipes", fmt::format("{}:{}:{}: {}", file.string(), e.mark.line + 1,
+                                       e.mark.column + 1, e.msg));
+  }
 }
 
 Result<RecipeCatalog> RecipeCatalog::load(const fs::path& dir) {

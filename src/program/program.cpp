@@ -135,7 +135,10 @@ std::map<std::string, std::array<std::uint32_t, 3>> blockShapes(const ProgramSpe
   return out;
 }
 
-Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
+namespace {
+
+/// loadProgramSpec, throwing YAML::Exception where a node is not of the shape read.
+Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
   fs::path file = fs::absolute(specFile);
   auto text = readFile(file);
   if (!text) return std::unexpected(text.error());
@@ -377,6 +380,18 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
     }
   }
   return spec;
+}
+
+}  // namespace
+
+Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
+  try {
+    return loadProgramSpecFields(specFile);
+  } catch (const YAML::Exception& e) {
+    // What the field checks did not foresee (a key that is not a scalar, ...): still a place.
+    return fail("program", fmt::format("{}:{}:{}: {}", fs::absolute(specFile).string(),
+                                       e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
 }
 
 Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch,

@@ -20,7 +20,10 @@ namespace fs = std::filesystem;
 
 const fs::path& scratch() {
   static const fs::path spec = [] {
-    fs::path root = fs::temp_directory_path() / ("argus-fuzz-spec-" + std::to_string(getpid()));
+    // In memory where there is /dev/shm: one file write per input is most of a run.
+    const fs::path tmp =
+        fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    fs::path root = tmp / ("argus-fuzz-spec-" + std::to_string(getpid()));
     fs::create_directories(root / "include");
     fs::create_directories(root / "a" / "common");
     fs::create_directories(root / "a" / "b");
