@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ptx_test_util.h"
@@ -294,6 +295,74 @@ TEST(Regions, InlinedAtOfALocIsTheMarkersSource) {
   EXPECT_EQ(outer.begins.at(0).source.line, 42u);
   EXPECT_EQ(outer.ends.at(0).source.file, "/src/k.cu");  // not inlined: its own `.loc`
   EXPECT_EQ(outer.ends.at(0).source.line, 43u);
+}
+
+/// A distinct three-letter region name for each level up to 64,000: three-letter names reach the
+/// depth limit (1024 levels) before the path limit (4096 bytes).
+std::string levelName(size_t i) {
+  static constexpr std::string_view kLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
+  return {kLetters[i / 1600 % 40], kLetters[i / 40 % 40], kLetters[i % 40]};
+}
+
+/// `depth` regions nested in one straight line, called levelName(0), ...; closed innermost first.
+std::string nested(size_t depth) {
+  std::string body;
+  for (size_t i = 0; i < depth; ++i) body += "\t// @argus begin " + levelName(i) + "\n";
+  body += "\tmov.u32 \t%r1, 1;\n";
+  for (size_t i = depth; i-- > 0;) body += "\t// @argus end " + levelName(i) + "\n";
+  return body + "\tret;\n";
+}
+
+TEST(RegionLimits, FiftyThousandNestedRegionsAreAnErrorAtTheBeginPastTheLimit) {
+  auto all = analyze(nested(50000));
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  // The begin marker of level 1024 (the 1025th) is on line 12 + 1024 of the PTX.
+  EXPECT_NE(msg.find("test.ptx:1036:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("`begin " + levelName(1024) + "`"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nests regions 1025 deep"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(kMaxRegionDepth)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("docs/limits.md"), std::string::npos) << msg;
+}
+
+TEST(RegionLimits, NestingAtTheDepthLimitKeepsEveryPath) {
+  auto all = analyze(nested(kMaxRegionDepth));
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& f = all->front();
+  ASSERT_EQ(f.regions.size(), kMaxRegionDepth);
+  std::string path;
+  for (size_t i = 0; i < f.regions.size(); ++i) {
+    path += (i == 0 ? "" : "/") + levelName(i);
+    ASSERT_EQ(f.regions[i].path, path);
+    ASSERT_EQ(f.regions[i].id, regionId("k", path));
+    ASSERT_EQ(f.regions[i].parent, i == 0 ? std::nullopt : std::optional<uint32_t>(i - 1));
+  }
+  EXPECT_EQ(f.regions.back().instructions, 1u);
+}
+
+TEST(RegionLimits, APathLongerThanTheLimitIsAnErrorNamingIt) {
+  const std::string longName(kMaxRegionPathLength / 2, 'n');
+  auto all = analyze(begin("a" + longName) + begin("b" + longName) + end("b" + longName) +
+                     end("a" + longName) + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find("test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("makes a region path of 4099 bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(kMaxRegionPathLength)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("shorter region names"), std::string::npos) << msg;
+}
+
+TEST(RegionLimits, MarkersUnderBranchesCannotMultiplyRegionsWithoutBound) {
+  // Each of 15 branches may open one more region and none closes: 2^15 possible region paths
+  // (a warning each at `ret`, since some path has none open), past kMaxRegionsPerFunction.
+  std::string body;
+  for (int i = 0; i < 15; ++i)
+    body += fmt::format("\t@%p1 bra \t$L__s{0};\n\t// @argus begin r{0}\n$L__s{0}:\n", i);
+  auto all = analyze(body + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find(std::to_string(kMaxRegionsPerFunction)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("data-dependent branches"), std::string::npos) << msg;
 }
 
 }  // namespace
