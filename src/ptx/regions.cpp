@@ -118,6 +118,7 @@ class FunctionAnalysis {
       Recorder recorder{&result.warnings, &nodeOwners};
       if (auto ok = transferBlock(b, state, &recorder); !ok) return std::unexpected(ok.error());
     }
+    if (auto ok = checkSiblingsOfOneName(); !ok) return std::unexpected(ok.error());
     finish(result, nodeOwners);
     return result;
   }
@@ -290,6 +291,39 @@ class FunctionAnalysis {
                                          "ARGUS_REGION form does this on every return path)",
                                          where(i), message));
     warn(rec, i, fmt::format("on some paths {}", message));
+    return {};
+  }
+
+  /// Two begin markers of one region at different source lines where the first dominates the
+  /// second: on every path the second opens again, after its end, the region the first opened,
+  /// so they are two sibling regions of one name that would be merged into one. Begins on
+  /// exclusive branches (one region entered from several places) and copies of one marker
+  /// (unrolled or peeled loops: the same line) are one region; so are begins without `.loc`,
+  /// which cannot be told apart from copies.
+  Result<void> checkSiblingsOfOneName() const {
+    const DominatorTree dom(cfg_);
+    auto dominates = [&](size_t a, size_t b) {
+      const uint32_t ba = cfg_.blockOf[a], bb = cfg_.blockOf[b];
+      return ba == bb ? a < b : dom.dominates(ba, bb);
+    };
+    for (uint32_t n = 1; n < nodes_.size(); ++n) {
+      const auto& begins = nodes_[n].region.begins;
+      for (const MarkerSite& first : begins)
+        for (const MarkerSite& again : begins) {
+          if (first.source.file.empty() || again.source.file.empty() ||
+              (first.source.file == again.source.file && first.source.line == again.source.line) ||
+              !dominates(first.statement, again.statement))
+            continue;
+          return fail("regions",
+                      fmt::format("{}: `begin {}` opens region `{}` again after its end, under "
+                                  "the same parent, where every path has opened it at {}: two "
+                                  "regions of one name would be merged into one; give them "
+                                  "different names (one region entered from several branches "
+                                  "is fine)",
+                                  where(again.statement), nodes_[n].name, pathOf(n),
+                                  where(first.statement)));
+        }
+    }
     return {};
   }
 

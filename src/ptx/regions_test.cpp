@@ -145,6 +145,44 @@ TEST(Regions, SameNameUnderDifferentParentsIsADifferentRegion) {
   EXPECT_EQ(f.regions[1].id, regionId("k", "x/body"));
 }
 
+// Issue 29, defect 6: two sibling regions of one name were silently merged into one.
+TEST(Regions, SiblingsOfOneNameFromTwoMarkersAreAnErrorNamingBoth) {
+  auto all =
+      analyze("\t.loc\t1 10 3\n" + begin("a") + "\tmov.u32 \t%r1, 1;\n" + end("a") +
+              "\t.loc\t1 12 3\n" + begin("a") + "\tmov.u32 \t%r1, 2;\n" + end("a") + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find("/src/k.cu:12 (test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("`begin a` opens region `a` again after its end"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opened it at /src/k.cu:10 (test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("give them different names"), std::string::npos) << msg;
+
+  // Also inside a loop body, after a branch between them.
+  auto loop = analyze("$L__top:\n\t.loc\t1 10 3\n" + begin("a") + end("a") +
+                      "\t@%p1 bra \t$L__skip;\n\tmov.u32 \t%r1, 1;\n$L__skip:\n\t.loc\t1 14 3\n" +
+                      begin("a") + end("a") + "\t@%p2 bra \t$L__top;\n\tret;\n");
+  ASSERT_FALSE(loop);
+  EXPECT_NE(loop.error().message.find("opened it at /src/k.cu:10"), std::string::npos)
+      << loop.error().message;
+}
+
+TEST(Regions, OneRegionFromBranchesOrCopiesOfOneMarkerIsNoSiblingError) {
+  // Two branches enter one region (examples/nested_regions' `combine`), in a loop.
+  auto branches = analyze("$L__top:\n\t@%p1 bra \t$L__b;\n\t.loc\t1 10 3\n" + begin("shared") +
+                          "\tbra.uni \t$L__join;\n$L__b:\n\t.loc\t1 12 3\n" + begin("shared") +
+                          "$L__join:\n\tadd.s32 \t%r1, %r1, 1;\n" + end("shared") +
+                          "\t@%p2 bra \t$L__top;\n\tret;\n");
+  ASSERT_TRUE(branches) << branches.error().text();
+  EXPECT_EQ(branches->front().regions.at(0).begins.size(), 2u);
+  // An unrolled loop: copies of one marker, one source line.
+  std::string unrolled;
+  for (int i = 0; i < 4; ++i)
+    unrolled += "\t.loc\t1 20 5\n" + begin("body") + "\tadd.s32 \t%r1, %r1, 1;\n" + end("body");
+  auto copies = analyze(unrolled + "\tret;\n");
+  ASSERT_TRUE(copies) << copies.error().text();
+  EXPECT_EQ(copies->front().regions.at(0).begins.size(), 4u);
+}
+
 TEST(Regions, IdsIgnoreUnrelatedEditsAndLocations) {
   auto a = analyze(begin("main") + "\tmov.u32 \t%r1, 1;\n" + end("main") + "\tret;\n");
   auto b = analyze("\tmov.u32 \t%r3, 7;\n\tadd.s32 \t%r3, %r3, %r3;\n" + begin("main") +
