@@ -137,6 +137,17 @@ std::map<std::string, std::array<std::uint32_t, 3>> blockShapes(const ProgramSpe
 
 Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   fs::path file = fs::absolute(specFile);
+  if (std::error_code ec; fs::is_directory(file, ec)) {
+    std::error_code none;
+    const fs::path inside = file / "argus.yaml";
+    return fail("program",
+                fmt::format("{} is a directory; give a program spec file (a YAML file such as "
+                            "argus.yaml, docs/program-spec.md){}",
+                            file.string(),
+                            fs::is_regular_file(inside, none)
+                                ? fmt::format(": this directory has one: {}", inside.string())
+                                : std::string()));
+  }
   auto text = readFile(file);
   if (!text) return std::unexpected(text.error());
   YAML::Node root;
@@ -287,11 +298,21 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
                          "an integer exit code");
         !ok)
       return std::unexpected(ok.error());
-  if (run && run["timeout_s"])
+  if (run && run["timeout_s"]) {
+    constexpr std::string_view kTimeoutRange =
+        "a number of seconds greater than 0 and at most 604800 (a week)";
     if (auto ok = assign(spec.run.timeoutSeconds, run["timeout_s"], file, "run.timeout_s",
-                         "a number of seconds, e.g. 300");
+                         fmt::format("{}, e.g. 300", kTimeoutRange));
         !ok)
       return std::unexpected(ok.error());
+    // Negative, NaN and huge values would time out at once or overflow the deadline.
+    if (!(spec.run.timeoutSeconds > 0 && spec.run.timeoutSeconds <= kMaxTimeoutSeconds)) {
+      const auto mark = run["timeout_s"].Mark();
+      return fail("program", fmt::format("{}:{}:{}: field `run.timeout_s`: is `{}`; give {}",
+                                         file.string(), mark.line + 1, mark.column + 1,
+                                         run["timeout_s"].Scalar(), kTimeoutRange));
+    }
+  }
   if (run && run["gpus"]) {
     auto given = scalar<std::string>(run["gpus"], file, "run.gpus", "a count (1, 2, ...) or `all`");
     if (!given) return std::unexpected(given.error());

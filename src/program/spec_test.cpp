@@ -87,6 +87,44 @@ TEST_F(SpecTest, WrongYamlTypesAreErrorsThatNameTheField) {
       << located.error().text();
 }
 
+// Issue 29, defect 6: `timeout_s` took negative, NaN and huge values (a duration that overflows).
+TEST_F(SpecTest, TimeoutMustBePositiveAndAtMostAWeek) {
+  const std::string base = "name: t\nsources: [kernel.cu]\nrun:\n  command: [x]\n  timeout_s: ";
+  for (const char* value : {"-5", "0", ".nan", ".inf", "1e300", "604801"}) {
+    auto spec = load(base + value + "\n");
+    ASSERT_FALSE(spec) << value;
+    EXPECT_NE(spec.error().message.find(fmt::format(
+                  "argus.yaml:5:14: field `run.timeout_s`: is `{}`; give a number of seconds "
+                  "greater than 0 and at most 604800 (a week)",
+                  value)),
+              std::string::npos)
+        << spec.error().text();
+  }
+  for (const char* value : {"0.5", "300", "604800"}) {
+    auto spec = load(base + value + "\n");
+    ASSERT_TRUE(spec) << value << ": " << spec.error().text();
+    EXPECT_EQ(spec->run.timeoutSeconds, std::stod(value));
+  }
+}
+
+TEST_F(SpecTest, ASpecPathThatIsADirectorySaysSo) {
+  auto spec = loadProgramSpec(dir_);
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find(fmt::format(
+                "{} is a directory; give a program spec file (a YAML file such as argus.yaml",
+                dir_.string())),
+            std::string::npos)
+      << spec.error().text();
+  ASSERT_TRUE(writeFile(dir_ / "argus.yaml",
+                        "name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"));
+  spec = loadProgramSpec(dir_);
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find(
+                fmt::format("this directory has one: {}", (dir_ / "argus.yaml").string())),
+            std::string::npos)
+      << spec.error().text();
+}
+
 TEST_F(SpecTest, LoadsRunAndCheck) {
   auto spec = load(
       "name: t\nsources: [kernel.cu]\nrun:\n  command: [\"{exe}\", \"--n\", \"4\"]\n"
