@@ -97,7 +97,8 @@ done
   --json "$res/overlap.json" 2>&1 | tee "$res/overlap.txt" | grep -E "^GEMM|top-|PyTorch"
 # The same client with t_comm asked of argus (system_trace recipe on nccl_comm.yaml, run.gpus:
 # all) instead of the direct trace.
-CPATH="$nccl_root/include" LIBRARY_PATH="$nccl_root/lib" timeout 200 "$B/argus" query --json \
+ARGUS_ALLOW_OUTSIDE_SOURCES=1 CPATH="$nccl_root/include" LIBRARY_PATH="$nccl_root/lib" \
+  timeout 200 "$B/argus" query --json \
   --program "$root/bench/overlap/nccl_comm.yaml" --workspace "$ws" \
   --signals comm_chunk_time,launch_overhead,comm_throughput,kernel_timeline \
   >"$res/comm_query.json" 2>>"$res/query.log" || tail -5 "$res/query.log"

@@ -424,6 +424,24 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
       if (r.path == out.regionPath || r.path.starts_with(out.regionPath + "/"))
         out.subtree.push_back(r.path);
   }
+  if (const query::Clause* roles = query.scope.clause(query::Coordinate::Role)) {
+    // Roles are the tags the kernel's markers give (`role=TAG`); another would select nothing.
+    std::set<std::string> known;
+    for (const auto& r : (*kernel)->regions)
+      for (const auto& b : r.begins)
+        if (!b.role.empty()) known.insert(b.role);
+    const std::string list =
+        known.empty()
+            ? std::string("its markers name no roles")
+            : "its roles are: " + joinNames(std::vector<std::string>(known.begin(), known.end()));
+    for (const auto& name : roles->names)
+      if (!known.contains(name))
+        return fail("planner",
+                    fmt::format("scope `role={}`: kernel `{}` has no region marked with role "
+                                "`{}`; {} (a marker's `role=TAG`; `argus regions TARGET` shows "
+                                "them)",
+                                name, program::demangle((*kernel)->function), name, list));
+  }
   if (query.signals.empty()) return fail("planner", "the query names no signals");
 
   std::vector<const Recipe*> requested;

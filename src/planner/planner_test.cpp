@@ -272,6 +272,19 @@ TEST(Planner, ScopedQueriesTraceOnlyTheirOccurrences) {
       << plan->plan.toText();
 }
 
+TEST(Planner, UnknownRolesAreErrorsListingTheKernelsRoles) {
+  auto q = runningExample();
+  q.signals = {"duration"};
+  q.scope = *query::parseScope("role=producer|nosuchrole");
+  auto r = planQuery(q, catalog(), tmaGemm());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("scope `role=nosuchrole`: kernel `tma_gemm` has no region "
+                                   "marked with role `nosuchrole`; its roles are: consumer, "
+                                   "producer"),
+            std::string::npos)
+      << r.error().message;
+}
+
 // Property: for every subset of signals, no partition holds two conflicting collections and
 // every requested signal's answer is reachable from a collection or a discovery.
 TEST(PlannerProperties, PartitionsAreConflictFreeAndSignalsReachable) {

@@ -73,8 +73,35 @@ Result<std::vector<std::string>> stringList(const YAML::Node& node, const fs::pa
   return out;
 }
 
+/// Whether files a spec lists may lie outside its folder: only when the person running Argus
+/// says so (ARGUS_ALLOW_OUTSIDE_SOURCES=1, docs/environment.md), never the spec itself, since
+/// specs come from others and Argus reads, compiles and stores what they list.
+bool outsideSourcesAllowed() {
+  const char* env = std::getenv("ARGUS_ALLOW_OUTSIDE_SOURCES");
+  return env != nullptr && std::string_view(env) == "1";
+}
+
+/// `path` (canonical: symlinks and `..` resolved) if it lies under the spec's folder, or an
+/// error naming the field and both ways out.
+Result<fs::path> confined(fs::path path, const fs::path& file, std::string_view field,
+                          std::string_view name) {
+  if (outsideSourcesAllowed()) return path;
+  const fs::path folder = fs::weakly_canonical(file.parent_path());
+  const auto [f, p] = std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
+  if (f == folder.end()) return path;
+  return std::unexpected(specError(
+      file, field,
+      fmt::format("`{}` ({}) is outside the spec's folder {}; a spec lists files under its own "
+                  "folder (Argus reads, compiles and stores them): copy the file there, or, if "
+                  "you trust this spec, run Argus with ARGUS_ALLOW_OUTSIDE_SOURCES=1",
+                  name, path.string(), folder.string())));
+}
+
+/// The files (or directories) a list field names, relative to the spec; `confine` keeps them
+/// under the spec's folder (confined).
 Result<std::vector<fs::path>> existingPaths(const YAML::Node& node, const fs::path& file,
-                                            std::string_view field, bool directories) {
+                                            std::string_view field, bool directories,
+                                            bool confine) {
   auto names = stringList(node, file, field);
   if (!names) return std::unexpected(names.error());
   std::vector<fs::path> out;
@@ -87,6 +114,11 @@ Result<std::vector<fs::path>> existingPaths(const YAML::Node& node, const fs::pa
           specError(file, field,
                     fmt::format("`{}` ({}) is not an existing {}; paths are relative to the spec",
                                 name, path.string(), directories ? "directory" : "file")));
+    if (confine) {
+      auto inside = confined(std::move(path), file, field, name);
+      if (!inside) return std::unexpected(inside.error());
+      path = std::move(*inside);
+    }
     out.push_back(path);
   }
   return out;
@@ -140,6 +172,17 @@ namespace {
 /// loadProgramSpec, throwing YAML::Exception where a node is not of the shape read.
 Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
   fs::path file = fs::absolute(specFile);
+  if (std::error_code ec; fs::is_directory(file, ec)) {
+    std::error_code none;
+    const fs::path inside = file / "argus.yaml";
+    return fail("program",
+                fmt::format("{} is a directory; give a program spec file (a YAML file such as "
+                            "argus.yaml, docs/program-spec.md){}",
+                            file.string(),
+                            fs::is_regular_file(inside, none)
+                                ? fmt::format(": this directory has one: {}", inside.string())
+                                : std::string()));
+  }
   auto text = readFile(file);
   if (!text) return std::unexpected(text.error());
   YAML::Node root;
@@ -203,6 +246,8 @@ Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
           specError(file, "script",
                     fmt::format("`{}` is not an existing file; paths are relative to the spec",
                                 spec.script.string())));
+    auto script = confined(spec.script, file, "script", root["script"].as<std::string>());
+    if (!script) return std::unexpected(script.error());
     if (root["python"])
       if (auto ok = assign(spec.python, root["python"], file, "python", "the interpreter's path");
           !ok)
@@ -212,7 +257,7 @@ Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
                                        "do not apply to a Triton program (Triton compiles it)"));
   }
 
-  auto sources = existingPaths(root["sources"], file, "sources", false);
+  auto sources = existingPaths(root["sources"], file, "sources", false, true);
   if (!sources) return std::unexpected(sources.error());
   if (sources->empty() && !triton)
     return std::unexpected(specError(file, "sources", "must list at least one .cu file"));
@@ -235,10 +280,12 @@ Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
   spec.sources = std::move(*sources);
   // A Triton program's content is its script (plus any listed sources).
   if (triton) spec.sources.insert(spec.sources.begin(), spec.script);
-  auto hostSources = existingPaths(root["host_sources"], file, "host_sources", false);
+  auto hostSources = existingPaths(root["host_sources"], file, "host_sources", false, true);
   if (!hostSources) return std::unexpected(hostSources.error());
   spec.hostSources = std::move(*hostSources);
-  auto includeDirs = existingPaths(root["include_dirs"], file, "include_dirs", true);
+  // Include folders are not confined: they only tell nvcc where to look (a library's headers
+  // live elsewhere), and a source's own #include can name any path anyway.
+  auto includeDirs = existingPaths(root["include_dirs"], file, "include_dirs", true, false);
   if (!includeDirs) return std::unexpected(includeDirs.error());
   spec.includeDirs = std::move(*includeDirs);
   auto flags = stringList(root["nvcc_flags"], file, "nvcc_flags");
@@ -290,11 +337,21 @@ Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
                          "an integer exit code");
         !ok)
       return std::unexpected(ok.error());
-  if (run && run["timeout_s"])
+  if (run && run["timeout_s"]) {
+    constexpr std::string_view kTimeoutRange =
+        "a number of seconds greater than 0 and at most 604800 (a week)";
     if (auto ok = assign(spec.run.timeoutSeconds, run["timeout_s"], file, "run.timeout_s",
-                         "a number of seconds, e.g. 300");
+                         fmt::format("{}, e.g. 300", kTimeoutRange));
         !ok)
       return std::unexpected(ok.error());
+    // Negative, NaN and huge values would time out at once or overflow the deadline.
+    if (!(spec.run.timeoutSeconds > 0 && spec.run.timeoutSeconds <= kMaxTimeoutSeconds)) {
+      const auto mark = run["timeout_s"].Mark();
+      return fail("program", fmt::format("{}:{}:{}: field `run.timeout_s`: is `{}`; give {}",
+                                         file.string(), mark.line + 1, mark.column + 1,
+                                         run["timeout_s"].Scalar(), kTimeoutRange));
+    }
+  }
   if (run && run["gpus"]) {
     auto given = scalar<std::string>(run["gpus"], file, "run.gpus", "a count (1, 2, ...) or `all`");
     if (!given) return std::unexpected(given.error());

@@ -87,6 +87,82 @@ TEST_F(SpecTest, WrongYamlTypesAreErrorsThatNameTheField) {
       << located.error().text();
 }
 
+// Issue 29, defect 6: `timeout_s` took negative, NaN and huge values (a duration that overflows).
+TEST_F(SpecTest, TimeoutMustBePositiveAndAtMostAWeek) {
+  const std::string base = "name: t\nsources: [kernel.cu]\nrun:\n  command: [x]\n  timeout_s: ";
+  for (const char* value : {"-5", "0", ".nan", ".inf", "1e300", "604801"}) {
+    auto spec = load(base + value + "\n");
+    ASSERT_FALSE(spec) << value;
+    EXPECT_NE(spec.error().message.find(fmt::format(
+                  "argus.yaml:5:14: field `run.timeout_s`: is `{}`; give a number of seconds "
+                  "greater than 0 and at most 604800 (a week)",
+                  value)),
+              std::string::npos)
+        << spec.error().text();
+  }
+  for (const char* value : {"0.5", "300", "604800"}) {
+    auto spec = load(base + value + "\n");
+    ASSERT_TRUE(spec) << value << ": " << spec.error().text();
+    EXPECT_EQ(spec->run.timeoutSeconds, std::stod(value));
+  }
+}
+
+TEST_F(SpecTest, ASpecPathThatIsADirectorySaysSo) {
+  auto spec = loadProgramSpec(dir_);
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find(fmt::format(
+                "{} is a directory; give a program spec file (a YAML file such as argus.yaml",
+                dir_.string())),
+            std::string::npos)
+      << spec.error().text();
+  ASSERT_TRUE(writeFile(dir_ / "argus.yaml",
+                        "name: t\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"));
+  spec = loadProgramSpec(dir_);
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find(
+                fmt::format("this directory has one: {}", (dir_ / "argus.yaml").string())),
+            std::string::npos)
+      << spec.error().text();
+}
+
+// Issue 29, defect 6: `sources` could name any file on the machine (`/etc/passwd`), which Argus
+// then read, compiled and stored; by default every file a spec lists stays under its folder.
+TEST_F(SpecTest, SourcesOutsideTheSpecsFolderAreRefusedUnlessAllowed) {
+  auto outside = makeTempDir("argus-spec-outside");
+  ASSERT_TRUE(outside);
+  ASSERT_TRUE(writeFile(*outside / "other.cu", "__global__ void o() {}\n"));
+  fs::create_directories(dir_ / "sub");
+  fs::create_symlink(*outside / "other.cu", dir_ / "sub" / "link.cu");
+  const std::string run = "run: {command: [\"{exe}\"]}\n";
+  struct Case {
+    std::string yaml;
+    std::string field;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"sources: [/etc/passwd]\n", "sources"},
+           {"sources: [" + (*outside / "other.cu").string() + "]\n", "sources"},
+           {"sources: [../" + outside->filename().string() + "/other.cu]\n", "sources"},
+           {"sources: [sub/link.cu]\n", "sources"},
+           {"sources: [kernel.cu]\nhost_sources: [/etc/passwd]\n", "host_sources"}}) {
+    auto spec = load("name: t\n" + c.yaml + run);
+    ASSERT_FALSE(spec) << c.yaml;
+    const std::string& msg = spec.error().message;
+    EXPECT_NE(msg.find("argus.yaml: field `" + c.field + "`"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("is outside the spec's folder " + dir_.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ARGUS_ALLOW_OUTSIDE_SOURCES=1"), std::string::npos) << msg;
+  }
+  // Inside the folder, also through `..` that comes back, is fine.
+  auto inside = load("name: t\nsources: [sub/../kernel.cu]\n" + run);
+  EXPECT_TRUE(inside) << inside.error().text();
+  // The person running Argus may allow it.
+  ::setenv("ARGUS_ALLOW_OUTSIDE_SOURCES", "1", 1);
+  auto allowed = load("name: t\nsources: [sub/link.cu]\n" + run);
+  ::unsetenv("ARGUS_ALLOW_OUTSIDE_SOURCES");
+  ASSERT_TRUE(allowed) << allowed.error().text();
+  EXPECT_EQ(allowed->sources.front(), fs::canonical(*outside / "other.cu"));
+  fs::remove_all(*outside);
+}
+
 TEST_F(SpecTest, LoadsRunAndCheck) {
   auto spec = load(
       "name: t\nsources: [kernel.cu]\nrun:\n  command: [\"{exe}\", \"--n\", \"4\"]\n"

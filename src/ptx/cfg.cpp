@@ -122,6 +122,78 @@ Result<ControlFlowGraph> buildControlFlowGraph(const Function& function,
   return cfg;
 }
 
+DominatorTree::DominatorTree(const ControlFlowGraph& cfg) {
+  const size_t n = cfg.blocks.size();
+  enter_.assign(n, 0);
+  exit_.assign(n, 0);
+  if (n == 0) return;
+  // Reverse postorder of the reachable blocks, by an explicit-stack DFS.
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> order, rank(n, kNone);
+  std::vector<bool> seen(n, false);
+  std::vector<std::pair<uint32_t, size_t>> stack{{0, 0}};
+  seen[0] = true;
+  while (!stack.empty()) {
+    auto& [b, next] = stack.back();
+    if (next < cfg.blocks[b].successors.size()) {
+      const uint32_t s = cfg.blocks[b].successors[next++];
+      if (!seen[s]) {
+        seen[s] = true;
+        stack.emplace_back(s, 0);
+      }
+      continue;
+    }
+    order.push_back(b);
+    stack.pop_back();
+  }
+  std::reverse(order.begin(), order.end());
+  for (uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  std::vector<uint32_t> idom(n, kNone);
+  idom[0] = 0;
+  auto intersect = [&](uint32_t a, uint32_t b) {
+    while (a != b) {
+      while (rank[a] > rank[b]) a = idom[a];
+      while (rank[b] > rank[a]) b = idom[b];
+    }
+    return a;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t b : order) {
+      if (b == 0) continue;
+      uint32_t next = kNone;
+      for (uint32_t p : cfg.blocks[b].predecessors)
+        if (idom[p] != kNone) next = next == kNone ? p : intersect(p, next);
+      if (next != idom[b]) {
+        idom[b] = next;
+        changed = true;
+      }
+    }
+  }
+  // DFS times over the dominator tree: a dominates b iff b's interval nests in a's.
+  std::vector<std::vector<uint32_t>> children(n);
+  for (uint32_t b : order)
+    if (b != 0) children[idom[b]].push_back(b);
+  uint32_t clock = 0;
+  std::vector<std::pair<uint32_t, size_t>> walk{{0, 0}};
+  enter_[0] = ++clock;
+  while (!walk.empty()) {
+    auto& [b, next] = walk.back();
+    if (next < children[b].size()) {
+      const uint32_t c = children[b][next++];
+      enter_[c] = ++clock;
+      walk.emplace_back(c, 0);
+      continue;
+    }
+    exit_[b] = ++clock;
+    walk.pop_back();
+  }
+}
+
+bool DominatorTree::dominates(uint32_t a, uint32_t b) const {
+  return enter_[a] != 0 && enter_[b] != 0 && enter_[a] <= enter_[b] && exit_[b] <= exit_[a];
+}
+
 std::string cfgToDot(const Function& function, const ControlFlowGraph& cfg) {
   std::string out =
       fmt::format("digraph \"{}\" {{\n  node [shape=box fontname=monospace];\n", function.name);

@@ -32,6 +32,39 @@ TEST(Cfg, LoopWithGuardedBackEdge) {
   EXPECT_EQ(cfg->blocks[1].predecessors, (std::vector<uint32_t>{0, 1}));
 }
 
+TEST(Cfg, DominatorsOfADiamondInALoop) {
+  // 0 entry -> 1 loop head -> {2 then, 3 else} -> 4 join -> 1 (back edge) | 5 ret; 6 dead.
+  Module m =
+      parseOrDie(kernelPtx("\tmov.u32 \t%r1, 0;\n"
+                           "$L__head:\n"
+                           "\t@%p1 bra \t$L__else;\n"
+                           "\tadd.s32 \t%r1, %r1, 1;\n"
+                           "\tbra.uni \t$L__join;\n"
+                           "$L__else:\n"
+                           "\tadd.s32 \t%r1, %r1, 2;\n"
+                           "$L__join:\n"
+                           "\t@%p2 bra \t$L__head;\n"
+                           "\tret;\n"
+                           "$L__dead:\n"
+                           "\tret;\n"));
+  auto cfg = buildControlFlowGraph(kernel(m), "test.ptx");
+  ASSERT_TRUE(cfg) << cfg.error().text();
+  ASSERT_EQ(cfg->blocks.size(), 7u);
+  DominatorTree dom(*cfg);
+  for (uint32_t b = 0; b < 6; ++b) {
+    EXPECT_TRUE(dom.dominates(0, b)) << b;
+    EXPECT_TRUE(dom.dominates(b, b)) << b;
+  }
+  EXPECT_TRUE(dom.dominates(1, 4));
+  EXPECT_TRUE(dom.dominates(4, 5));
+  EXPECT_FALSE(dom.dominates(2, 4));
+  EXPECT_FALSE(dom.dominates(3, 4));
+  EXPECT_FALSE(dom.dominates(2, 3));
+  EXPECT_FALSE(dom.dominates(4, 1));  // the back edge does not make the join dominate the head
+  EXPECT_FALSE(dom.dominates(0, 6));
+  EXPECT_FALSE(dom.dominates(6, 6));
+}
+
 TEST(Cfg, UnconditionalBranchDoesNotFallThrough) {
   Module m =
       parseOrDie(kernelPtx("\tbra.uni \t$L__BB0_2;\n"

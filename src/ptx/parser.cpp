@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -174,6 +175,15 @@ class Parser {
   }
   bool fail(std::string_view expected) { return fail(expected, tok); }
 
+  /// A well-formed construct that PTX forbids at `loc` (ptxas would reject it).
+  bool failAt(Location loc, std::string_view message) {
+    if (!failed) {
+      failed = true;
+      error = Error{"ptx", fmt::format("{}:{}:{}: {}", fileName, loc.line, loc.column, message)};
+    }
+    return false;
+  }
+
   bool expectPunct(char c, std::string_view what) {
     if (!tok.is(c)) return fail(what);
     advance();
@@ -222,7 +232,8 @@ class Parser {
       item.kind = TopLevel::Kind::Function;
       item.function.loc = loc;
       item.function.linkage = std::move(linkage);
-      if (parseFunction(item.function)) module.items.push_back(std::move(item));
+      if (!parseFunction(item.function) || !checkNewFunction(item.function)) return;
+      module.items.push_back(std::move(item));
       return;
     }
     if (isStateSpace(word)) {
@@ -472,11 +483,38 @@ class Parser {
     return parseBody(function);
   }
 
+  /// A function of a name already taken is an error unless both are `.func` and at most one
+  /// has a body (a prototype and its definition).
+  bool checkNewFunction(const Function& function) {
+    const FunctionSeen seen{function.loc, function.isEntry, function.hasBody};
+    auto [it, fresh] = functionsSeen.try_emplace(function.name, seen);
+    if (fresh) return true;
+    const FunctionSeen first = it->second;
+    auto kind = [](bool isEntry) { return isEntry ? ".entry" : ".func"; };
+    const std::string firstAt = fmt::format("{}:{}:{}", fileName, first.loc.line, first.loc.column);
+    if (first.isEntry != function.isEntry || function.isEntry)
+      return failAt(
+          function.loc,
+          fmt::format("`{} {}` has the name of the `{}` at {}; a module's kernels and "
+                      "functions need distinct names (ptxas rejects the module)",
+                      kind(function.isEntry), function.name, kind(first.isEntry), firstAt));
+    if (first.hasBody && function.hasBody)
+      return failAt(function.loc,
+                    fmt::format("`.func {}` is defined twice (first at {}); remove or rename one "
+                                "(ptxas rejects the module)",
+                                function.name, firstAt));
+    if (function.hasBody) it->second = seen;
+    return true;
+  }
+
   bool parseBody(Function& function) {
     const Token open = tok;
     advance();
     int depth = 0;
     registers.clear();
+    // Labels of each open `{ }` scope (the body is the first): PTX scopes labels by block, so a
+    // name may repeat in sibling or nested blocks but not within one.
+    std::vector<std::map<std::string, Location, std::less<>>> labels(1);
     auto& body = function.body;
     while (true) {
       flushComments(body);
@@ -490,6 +528,7 @@ class Parser {
           return true;
         }
         --depth;
+        labels.pop_back();
         Statement& s = body.emplace_back();
         s.kind = Statement::Kind::ScopeEnd;
         s.loc = locOf(tok);
@@ -498,6 +537,7 @@ class Parser {
       }
       if (tok.is('{')) {
         ++depth;
+        labels.emplace_back();
         Statement& s = body.emplace_back();
         s.kind = Statement::Kind::ScopeBegin;
         s.loc = locOf(tok);
@@ -505,6 +545,13 @@ class Parser {
         continue;
       }
       if (tok.kind == TokenKind::Identifier && peekNext().is(':')) {
+        auto [it, fresh] = labels.back().try_emplace(std::string(tok.text), locOf(tok));
+        if (!fresh)
+          return failAt(locOf(tok), fmt::format("label `{}` is defined twice in one scope of `{}` "
+                                                "(first at {}:{}:{}); rename one (ptxas rejects "
+                                                "duplicate labels)",
+                                                tok.text, function.name, fileName, it->second.line,
+                                                it->second.column));
         Statement& s = body.emplace_back();
         s.kind = Statement::Kind::Label;
         s.loc = locOf(tok);
@@ -708,6 +755,12 @@ class Parser {
   Token tok;
   std::vector<Token> pending;
   std::vector<std::string> registers;  // `.reg` names without `%` declared in this function
+  struct FunctionSeen {
+    Location loc;  // of its definition where it has one, else of its first declaration
+    bool isEntry = false;
+    bool hasBody = false;
+  };
+  std::map<std::string, FunctionSeen, std::less<>> functionsSeen;
   bool failed = false;
   Error error;
 };

@@ -364,6 +364,37 @@ TEST(Parser, MalformedInputsGiveLocatedErrors) {
   }
 }
 
+TEST(Parser, DuplicateLabelsInOneScopeNameBothPlaces) {
+  EXPECT_EQ(errorOf(kernelPtx("$L__a:\n\tmov.u32 %r1, 1;\n$L__a:\n\tret;\n")),
+            "bad.ptx:14:1: label `$L__a` is defined twice in one scope of `k` (first at "
+            "bad.ptx:12:1); rename one (ptxas rejects duplicate labels)");
+  EXPECT_EQ(errorOf(kernelPtx("\t{\n$L__a:\n\tbra $L__a;\n$L__a:\n\t}\n\tret;\n")),
+            "bad.ptx:15:1: label `$L__a` is defined twice in one scope of `k` (first at "
+            "bad.ptx:13:1); rename one (ptxas rejects duplicate labels)");
+  // Blocks scope labels: the same name in sibling blocks and in a nested one is valid PTX
+  // (nvcc's inline-asm blocks, duplicated by unrolling, repeat their labels).
+  auto ok =
+      parseModule(kernelPtx("$L__a:\n\t{\n$L__a:\n\t}\n\t{\n$L__a:\n\t}\n\tret;\n"), "ok.ptx");
+  EXPECT_TRUE(ok) << ok.error().text();
+}
+
+TEST(Parser, DuplicateKernelsAndFunctionsNameBothPlaces) {
+  const std::string head = ".version 8.8\n.target sm_90a\n.address_size 64\n";
+  EXPECT_EQ(
+      errorOf(head + ".visible .entry k()\n{\n\tret;\n}\n.visible .entry k()\n{\n\tret;\n}\n"),
+      "bad.ptx:8:1: `.entry k` has the name of the `.entry` at bad.ptx:4:1; a module's "
+      "kernels and functions need distinct names (ptxas rejects the module)");
+  EXPECT_EQ(errorOf(head + ".func f()\n{\n\tret;\n}\n.visible .entry f()\n{\n\tret;\n}\n"),
+            "bad.ptx:8:1: `.entry f` has the name of the `.func` at bad.ptx:4:1; a module's "
+            "kernels and functions need distinct names (ptxas rejects the module)");
+  EXPECT_EQ(errorOf(head + ".func f()\n{\n\tret;\n}\n.func f()\n{\n\tret;\n}\n"),
+            "bad.ptx:8:1: `.func f` is defined twice (first at bad.ptx:4:1); remove or rename "
+            "one (ptxas rejects the module)");
+  // A prototype and its definition (in either order) are one function.
+  auto ok = parseModule(head + ".func f();\n.func f()\n{\n\tret;\n}\n.func f();\n", "ok.ptx");
+  EXPECT_TRUE(ok) << ok.error().text();
+}
+
 TEST(Parser, EveryTruncationOfARealFixtureFailsCleanly) {
   const std::string text = readFixture("hopper_intrinsics.ptx");
   ASSERT_FALSE(text.empty());

@@ -1,6 +1,9 @@
 // IR -> PTX text in nvcc's layout: directives and declarations at column 0, function bodies
-// indented by one tab per `{ }` level, labels at column 0 after a blank line.
+// indented by one tab per `{ }` level (at most kMaxIndentDepth), labels at column 0 after a blank
+// line.
 #include "argus/ptx/printer.h"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -212,7 +215,7 @@ void appendFunction(std::string& out, const Function& function) {
     if (statement.kind == Statement::Kind::Label) {
       if (!first) out += '\n';
     } else {
-      out.append(static_cast<std::size_t>(depth), '\t');
+      out.append(std::min(static_cast<std::size_t>(depth), kMaxIndentDepth), '\t');
     }
     appendStatement(out, statement);
     out += '\n';

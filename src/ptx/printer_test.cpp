@@ -124,5 +124,25 @@ TEST(Printer, PrintingIsAFixedPointOnEveryFixture) {
   EXPECT_GT(seen, 0);
 }
 
+TEST(Printer, DeeplyNestedBlocksPrintWithBoundedIndentation) {
+  // 100,000 nested `{ }` scopes: one tab per level would print about 10 GB.
+  constexpr size_t kDepth = 100000;
+  std::string body;
+  for (size_t i = 0; i < kDepth; ++i) body += "{\n";
+  body += "mov.u32 %r1, 1;\n";
+  for (size_t i = 0; i < kDepth; ++i) body += "}\n";
+  Module m = parseOrDie(kernelPtx(body));
+  const std::string printed = printModule(m);
+  EXPECT_LT(printed.size(), (2 * kDepth + 1) * (kMaxIndentDepth + 2) + 4096);
+  // Shallow code keeps nvcc's layout: one tab per level.
+  EXPECT_NE(printed.find("\n\t\t{\n"), std::string::npos);
+  EXPECT_NE(printed.find(std::string("\n") + std::string(kMaxIndentDepth, '\t') + "{\n"),
+            std::string::npos);
+  EXPECT_EQ(printed.find(std::string(kMaxIndentDepth + 1, '\t')), std::string::npos);
+  Module again = parseOrDie(printed);
+  EXPECT_EQ(printModule(again), printed);
+  EXPECT_EQ(again.functions().front()->body.size(), m.functions().front()->body.size());
+}
+
 }  // namespace
 }  // namespace argus::ptx

@@ -50,6 +50,8 @@ void insertNode(NodeSet& set, uint32_t node) {
 struct Node {
   std::string name;
   uint32_t parent = 0;
+  uint32_t depth = 0;     // 1 for a top-level region
+  size_t pathLength = 0;  // of the region path, names joined by '/'
   std::map<std::string, uint32_t, std::less<>> children;
   size_t firstBegin = 0;  // statement index, for a deterministic pre-order
   Region region;
@@ -94,7 +96,7 @@ class FunctionAnalysis {
       work.pop_front();
       queued[b] = false;
       NodeSet out = in[b];
-      transferBlock(b, out, nullptr);
+      if (auto ok = transferBlock(b, out, nullptr); !ok) return std::unexpected(ok.error());
       for (uint32_t s : cfg_.blocks[b].successors) {
         size_t before = in[s].size();
         for (uint32_t n : out) insertNode(in[s], n);
@@ -116,6 +118,7 @@ class FunctionAnalysis {
       Recorder recorder{&result.warnings, &nodeOwners};
       if (auto ok = transferBlock(b, state, &recorder); !ok) return std::unexpected(ok.error());
     }
+    if (auto ok = checkSiblingsOfOneName(); !ok) return std::unexpected(ok.error());
     finish(result, nodeOwners);
     return result;
   }
@@ -160,14 +163,39 @@ class FunctionAnalysis {
     return 0;
   }
 
-  uint32_t child(uint32_t parent, const std::string& name, size_t statement) {
+  /// The child of `parent` called `name`, made at `statement` if new; an error past the limits
+  /// (kMaxRegionDepth, kMaxRegionPathLength, kMaxRegionsPerFunction), which keep the tree, its
+  /// paths and every output that lists them bounded by the input.
+  Result<uint32_t> child(uint32_t parent, const std::string& name, size_t statement) {
     if (auto it = nodes_[parent].children.find(name); it != nodes_[parent].children.end())
       return it->second;
-    uint32_t index = static_cast<uint32_t>(nodes_.size());
     Node node;
     node.name = name;
     node.parent = parent;
+    node.depth = nodes_[parent].depth + 1;
+    node.pathLength = parent == 0 ? name.size() : nodes_[parent].pathLength + 1 + name.size();
     node.firstBegin = statement;
+    auto limit = [&](std::string what, size_t max, std::string_view constant,
+                     std::string_view fix) {
+      return fail("regions", fmt::format("{}: `begin {}` {}, more than the limit of {} ({}); {} "
+                                         "(docs/limits.md)",
+                                         where(statement), name, what, max, constant, fix));
+    };
+    if (node.depth > kMaxRegionDepth)
+      return limit(fmt::format("nests regions {} deep", node.depth), kMaxRegionDepth,
+                   "kMaxRegionDepth",
+                   "is an `end` marker missing, or are markers generated in a loop? Real "
+                   "kernels nest a few levels");
+    if (node.pathLength > kMaxRegionPathLength)
+      return limit(fmt::format("makes a region path of {} bytes", node.pathLength),
+                   kMaxRegionPathLength, "kMaxRegionPathLength",
+                   "use shorter region names or nest fewer levels");
+    if (nodes_.size() > kMaxRegionsPerFunction)
+      return limit(fmt::format("makes region {} of function `{}`", nodes_.size(), function_.name),
+                   kMaxRegionsPerFunction, "kMaxRegionsPerFunction",
+                   "markers under data-dependent branches multiply the regions (each combination "
+                   "of open regions is one); end each region on the branch that began it");
+    auto index = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(std::move(node));
     nodes_[parent].children.emplace(name, index);
     return index;
@@ -185,7 +213,8 @@ class FunctionAnalysis {
   }
 
   /// Applies the block's statements to `state`. Without a recorder (during the fixed point)
-  /// it never fails: impossible transitions just drop the path, as the final pass will report.
+  /// it fails only past a limit (child): impossible transitions just drop the path, as the
+  /// final pass will report.
   Result<void> transferBlock(uint32_t b, NodeSet& state, Recorder* rec) {
     const auto& block = cfg_.blocks[b];
     for (size_t i = block.begin; i < block.end; ++i) {
@@ -213,9 +242,10 @@ class FunctionAnalysis {
                               where(i), marker.name, pathOf(same), openedAt(same), marker.name));
             continue;
           }
-          uint32_t c = child(n, marker.name, i);
-          if (rec != nullptr) addSite(nodes_[c].region.begins, site(i, marker));
-          insertNode(next, c);
+          auto c = child(n, marker.name, i);
+          if (!c) return std::unexpected(c.error());
+          if (rec != nullptr) addSite(nodes_[*c].region.begins, site(i, marker));
+          insertNode(next, *c);
         }
       } else {
         std::vector<uint32_t> mismatched;
@@ -264,6 +294,39 @@ class FunctionAnalysis {
     return {};
   }
 
+  /// Two begin markers of one region at different source lines where the first dominates the
+  /// second: on every path the second opens again, after its end, the region the first opened,
+  /// so they are two sibling regions of one name that would be merged into one. Begins on
+  /// exclusive branches (one region entered from several places) and copies of one marker
+  /// (unrolled or peeled loops: the same line) are one region; so are begins without `.loc`,
+  /// which cannot be told apart from copies.
+  Result<void> checkSiblingsOfOneName() const {
+    const DominatorTree dom(cfg_);
+    auto dominates = [&](size_t a, size_t b) {
+      const uint32_t ba = cfg_.blockOf[a], bb = cfg_.blockOf[b];
+      return ba == bb ? a < b : dom.dominates(ba, bb);
+    };
+    for (uint32_t n = 1; n < nodes_.size(); ++n) {
+      const auto& begins = nodes_[n].region.begins;
+      for (const MarkerSite& first : begins)
+        for (const MarkerSite& again : begins) {
+          if (first.source.file.empty() || again.source.file.empty() ||
+              (first.source.file == again.source.file && first.source.line == again.source.line) ||
+              !dominates(first.statement, again.statement))
+            continue;
+          return fail("regions",
+                      fmt::format("{}: `begin {}` opens region `{}` again after its end, under "
+                                  "the same parent, where every path has opened it at {}: two "
+                                  "regions of one name would be merged into one; give them "
+                                  "different names (one region entered from several branches "
+                                  "is fine)",
+                                  where(again.statement), nodes_[n].name, pathOf(n),
+                                  where(first.statement)));
+        }
+    }
+    return {};
+  }
+
   static void addSite(std::vector<MarkerSite>& sites, MarkerSite s) {
     for (const auto& existing : sites)
       if (existing.statement == s.statement) return;
@@ -282,32 +345,49 @@ class FunctionAnalysis {
   }
 
   void finish(FunctionRegions& result, const std::vector<std::vector<uint32_t>>& nodeOwners) {
-    // Pre-order with children sorted by their first begin marker.
+    // Pre-order with children sorted by their first begin marker, with an explicit stack (the
+    // tree may be as deep as kMaxRegionDepth); a path is its parent's plus one name, so paths
+    // cost their own length, not their depth times it.
     std::vector<uint32_t> regionOf(nodes_.size(), 0);
-    auto visit = [&](auto&& self, uint32_t node, std::optional<uint32_t> parentRegion) -> void {
+    // Source order where `.loc` tells it (nvcc may lay out an else-branch first), else PTX.
+    auto order = [&](uint32_t n) {
+      const auto& src = positions_[nodes_[n].firstBegin];
+      return std::tuple(std::string_view(src.file), src.line, nodes_[n].firstBegin);
+    };
+    auto sortedChildren = [&](uint32_t node) {
       std::vector<uint32_t> kids;
       for (const auto& [name, c] : nodes_[node].children) kids.push_back(c);
-      // Source order where `.loc` tells it (nvcc may lay out an else-branch first), else PTX.
-      auto order = [&](uint32_t n) {
-        const auto& src = positions_[nodes_[n].firstBegin];
-        return std::tuple(src.file, src.line, nodes_[n].firstBegin);
-      };
       std::sort(kids.begin(), kids.end(),
                 [&](uint32_t a, uint32_t b) { return order(a) < order(b); });
-      for (uint32_t c : kids) {
-        auto index = static_cast<uint32_t>(result.regions.size());
-        regionOf[c] = index;
-        Region region = std::move(nodes_[c].region);
-        region.name = nodes_[c].name;
-        region.path = pathOf(c);
-        region.id = regionId(function_.name, region.path);
-        region.parent = parentRegion;
-        result.regions.push_back(std::move(region));
-        if (parentRegion) result.regions[*parentRegion].children.push_back(index);
-        self(self, c, index);
-      }
+      return kids;
     };
-    visit(visit, 0, std::nullopt);
+    struct Frame {
+      std::vector<uint32_t> kids;  // of this node, in order
+      size_t next = 0;
+      std::optional<uint32_t> region;  // this node's index in result.regions (none: the root)
+    };
+    std::vector<Frame> stack;
+    stack.push_back(Frame{sortedChildren(0), 0, std::nullopt});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next == top.kids.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const uint32_t c = top.kids[top.next++];
+      const std::optional<uint32_t> parentRegion = top.region;
+      auto index = static_cast<uint32_t>(result.regions.size());
+      regionOf[c] = index;
+      Region region = std::move(nodes_[c].region);
+      region.name = nodes_[c].name;
+      region.path =
+          parentRegion ? result.regions[*parentRegion].path + '/' + region.name : region.name;
+      region.id = regionId(function_.name, region.path);
+      region.parent = parentRegion;
+      result.regions.push_back(std::move(region));
+      if (parentRegion) result.regions[*parentRegion].children.push_back(index);
+      stack.push_back(Frame{sortedChildren(c), 0, index});  // invalidates `top`
+    }
 
     result.owners.assign(nodeOwners.size(), {});
     for (size_t i = 0; i < nodeOwners.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ptx_test_util.h"
@@ -142,6 +143,44 @@ TEST(Regions, SameNameUnderDifferentParentsIsADifferentRegion) {
   ASSERT_EQ(paths(f), (std::vector<std::string>{"x", "x/body", "y", "y/body"}));
   EXPECT_NE(f.regions[1].id, f.regions[3].id);
   EXPECT_EQ(f.regions[1].id, regionId("k", "x/body"));
+}
+
+// Issue 29, defect 6: two sibling regions of one name were silently merged into one.
+TEST(Regions, SiblingsOfOneNameFromTwoMarkersAreAnErrorNamingBoth) {
+  auto all =
+      analyze("\t.loc\t1 10 3\n" + begin("a") + "\tmov.u32 \t%r1, 1;\n" + end("a") +
+              "\t.loc\t1 12 3\n" + begin("a") + "\tmov.u32 \t%r1, 2;\n" + end("a") + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find("/src/k.cu:12 (test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("`begin a` opens region `a` again after its end"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opened it at /src/k.cu:10 (test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("give them different names"), std::string::npos) << msg;
+
+  // Also inside a loop body, after a branch between them.
+  auto loop = analyze("$L__top:\n\t.loc\t1 10 3\n" + begin("a") + end("a") +
+                      "\t@%p1 bra \t$L__skip;\n\tmov.u32 \t%r1, 1;\n$L__skip:\n\t.loc\t1 14 3\n" +
+                      begin("a") + end("a") + "\t@%p2 bra \t$L__top;\n\tret;\n");
+  ASSERT_FALSE(loop);
+  EXPECT_NE(loop.error().message.find("opened it at /src/k.cu:10"), std::string::npos)
+      << loop.error().message;
+}
+
+TEST(Regions, OneRegionFromBranchesOrCopiesOfOneMarkerIsNoSiblingError) {
+  // Two branches enter one region (examples/nested_regions' `combine`), in a loop.
+  auto branches = analyze("$L__top:\n\t@%p1 bra \t$L__b;\n\t.loc\t1 10 3\n" + begin("shared") +
+                          "\tbra.uni \t$L__join;\n$L__b:\n\t.loc\t1 12 3\n" + begin("shared") +
+                          "$L__join:\n\tadd.s32 \t%r1, %r1, 1;\n" + end("shared") +
+                          "\t@%p2 bra \t$L__top;\n\tret;\n");
+  ASSERT_TRUE(branches) << branches.error().text();
+  EXPECT_EQ(branches->front().regions.at(0).begins.size(), 2u);
+  // An unrolled loop: copies of one marker, one source line.
+  std::string unrolled;
+  for (int i = 0; i < 4; ++i)
+    unrolled += "\t.loc\t1 20 5\n" + begin("body") + "\tadd.s32 \t%r1, %r1, 1;\n" + end("body");
+  auto copies = analyze(unrolled + "\tret;\n");
+  ASSERT_TRUE(copies) << copies.error().text();
+  EXPECT_EQ(copies->front().regions.at(0).begins.size(), 4u);
 }
 
 TEST(Regions, IdsIgnoreUnrelatedEditsAndLocations) {
@@ -294,6 +333,74 @@ TEST(Regions, InlinedAtOfALocIsTheMarkersSource) {
   EXPECT_EQ(outer.begins.at(0).source.line, 42u);
   EXPECT_EQ(outer.ends.at(0).source.file, "/src/k.cu");  // not inlined: its own `.loc`
   EXPECT_EQ(outer.ends.at(0).source.line, 43u);
+}
+
+/// A distinct three-letter region name for each level up to 64,000: three-letter names reach the
+/// depth limit (1024 levels) before the path limit (4096 bytes).
+std::string levelName(size_t i) {
+  static constexpr std::string_view kLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
+  return {kLetters[i / 1600 % 40], kLetters[i / 40 % 40], kLetters[i % 40]};
+}
+
+/// `depth` regions nested in one straight line, called levelName(0), ...; closed innermost first.
+std::string nested(size_t depth) {
+  std::string body;
+  for (size_t i = 0; i < depth; ++i) body += "\t// @argus begin " + levelName(i) + "\n";
+  body += "\tmov.u32 \t%r1, 1;\n";
+  for (size_t i = depth; i-- > 0;) body += "\t// @argus end " + levelName(i) + "\n";
+  return body + "\tret;\n";
+}
+
+TEST(RegionLimits, FiftyThousandNestedRegionsAreAnErrorAtTheBeginPastTheLimit) {
+  auto all = analyze(nested(50000));
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  // The begin marker of level 1024 (the 1025th) is on line 12 + 1024 of the PTX.
+  EXPECT_NE(msg.find("test.ptx:1036:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("`begin " + levelName(1024) + "`"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nests regions 1025 deep"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(kMaxRegionDepth)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("docs/limits.md"), std::string::npos) << msg;
+}
+
+TEST(RegionLimits, NestingAtTheDepthLimitKeepsEveryPath) {
+  auto all = analyze(nested(kMaxRegionDepth));
+  ASSERT_TRUE(all) << all.error().text();
+  const auto& f = all->front();
+  ASSERT_EQ(f.regions.size(), kMaxRegionDepth);
+  std::string path;
+  for (size_t i = 0; i < f.regions.size(); ++i) {
+    path += (i == 0 ? "" : "/") + levelName(i);
+    ASSERT_EQ(f.regions[i].path, path);
+    ASSERT_EQ(f.regions[i].id, regionId("k", path));
+    ASSERT_EQ(f.regions[i].parent, i == 0 ? std::nullopt : std::optional<uint32_t>(i - 1));
+  }
+  EXPECT_EQ(f.regions.back().instructions, 1u);
+}
+
+TEST(RegionLimits, APathLongerThanTheLimitIsAnErrorNamingIt) {
+  const std::string longName(kMaxRegionPathLength / 2, 'n');
+  auto all = analyze(begin("a" + longName) + begin("b" + longName) + end("b" + longName) +
+                     end("a" + longName) + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find("test.ptx:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("makes a region path of 4099 bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(kMaxRegionPathLength)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("shorter region names"), std::string::npos) << msg;
+}
+
+TEST(RegionLimits, MarkersUnderBranchesCannotMultiplyRegionsWithoutBound) {
+  // Each of 15 branches may open one more region and none closes: 2^15 possible region paths
+  // (a warning each at `ret`, since some path has none open), past kMaxRegionsPerFunction.
+  std::string body;
+  for (int i = 0; i < 15; ++i)
+    body += fmt::format("\t@%p1 bra \t$L__s{0};\n\t// @argus begin r{0}\n$L__s{0}:\n", i);
+  auto all = analyze(body + "\tret;\n");
+  ASSERT_FALSE(all);
+  const std::string msg = all.error().message;
+  EXPECT_NE(msg.find(std::to_string(kMaxRegionsPerFunction)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("data-dependent branches"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -28,10 +30,16 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return parts;
 }
 
-std::optional<int64_t> parseInt(std::string_view s) {
-  int64_t value = 0;
+/// A decimal number: the value, or `std::nullopt` when `s` is not a non-negative integer;
+/// UINT64_MAX stands for any value that does not fit (the caller says out of range).
+std::optional<uint64_t> parseNumber(std::string_view s) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(),
+                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  uint64_t value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || ptr != s.data() + s.size() || value < 0) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) return UINT64_MAX;
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
   return value;
 }
 
@@ -54,7 +62,8 @@ std::vector<Range> normalize(std::vector<Range> ranges) {
             [](const Range& a, const Range& b) { return a.lo < b.lo; });
   std::vector<Range> merged;
   for (const auto& r : ranges) {
-    if (!merged.empty() && r.lo <= merged.back().hi + 1)
+    // r.lo >= 0, so `r.lo - 1` cannot overflow where `hi + 1` could.
+    if (!merged.empty() && r.lo - 1 <= merged.back().hi)
       merged.back().hi = std::max(merged.back().hi, r.hi);
     else
       merged.push_back(r);
@@ -66,6 +75,11 @@ std::vector<Range> normalize(std::vector<Range> ranges) {
 
 std::string_view coordinateName(Coordinate c) {
   return kNames[static_cast<size_t>(c)];
+}
+
+int64_t coordinateMax(Coordinate c) {
+  // Trace records keep every coordinate in 32 bits; the iteration's top value means none.
+  return c == Coordinate::Iteration ? int64_t{UINT32_MAX} - 1 : int64_t{UINT32_MAX};
 }
 
 std::optional<Coordinate> coordinateFromName(std::string_view name) {
@@ -139,12 +153,21 @@ Result<Scope> parseScope(std::string_view text) {
         continue;
       }
       size_t dots = value.find("..");
-      auto lo = parseInt(dots == std::string_view::npos ? value : value.substr(0, dots));
-      auto hi = dots == std::string_view::npos ? lo : parseInt(value.substr(dots + 2));
+      std::string_view loText = dots == std::string_view::npos ? value : value.substr(0, dots);
+      std::string_view hiText = dots == std::string_view::npos ? value : value.substr(dots + 2);
+      auto lo = parseNumber(loText);
+      auto hi = parseNumber(hiText);
       if (!lo || !hi)
         return bad(fmt::format("`{}` is not a non-negative integer or range `a..b`", value));
+      const int64_t max = coordinateMax(*coordinate);
+      for (auto [number, numberText] : {std::pair{*lo, loText}, std::pair{*hi, hiText}})
+        if (number > static_cast<uint64_t>(max))
+          return bad(fmt::format("`{}` is out of range: `{}` takes 0..{}{}", numberText, name, max,
+                                 *coordinate == Coordinate::Iteration
+                                     ? " (32-bit, the top value marks `no iteration`)"
+                                     : " (a 32-bit value, as trace records keep it)"));
       if (*hi < *lo) return bad(fmt::format("range `{}` is empty (end before start)", value));
-      clause.ranges.push_back(Range{*lo, *hi});
+      clause.ranges.push_back(Range{static_cast<int64_t>(*lo), static_cast<int64_t>(*hi)});
     }
     std::sort(clause.names.begin(), clause.names.end());
     clause.names.erase(std::unique(clause.names.begin(), clause.names.end()), clause.names.end());

@@ -63,5 +63,35 @@ TEST(Scope, ErrorsNameTheClauseAndListCoordinates) {
   }
 }
 
+TEST(Scope, NumbersOutOfACoordinatesRangeNameTheTokenAndTheRange) {
+  struct Case {
+    const char* text;
+    const char* expected;
+  };
+  for (auto c :
+       {Case{"iter=0..4294967296", "`4294967296` is out of range: `iter` takes 0..4294967294"},
+        Case{"iter=4294967295", "`4294967295` is out of range: `iter` takes 0..4294967294"},
+        Case{"warp=99999999999", "`99999999999` is out of range: `warp` takes 0..4294967295"},
+        Case{"sm=0|99999999999999999999999",
+             "`99999999999999999999999` is out of range: `sm` takes 0..4294967295"},
+        Case{"launch=9223372036854775807|0", "`launch` takes 0..4294967295"}}) {
+    auto s = parseScope(c.text);
+    ASSERT_FALSE(s) << c.text << " parsed as " << s->canonical();
+    EXPECT_NE(s.error().message.find(c.expected), std::string::npos) << s.error().message;
+  }
+  auto top = parseScope("warp=4294967295|0..4294967294,iter=4294967294|0..4294967293");
+  ASSERT_TRUE(top) << top.error().text();
+  EXPECT_EQ(top->canonical(), "warp=0..4294967295,iter=0..4294967294");
+}
+
+TEST(Scope, RangesEndingAtTheTopMergeWithoutOverflow) {
+  auto s = parseScope("cta=4294967295|0..4294967295|7");
+  ASSERT_TRUE(s) << s.error().text();
+  EXPECT_EQ(s->canonical(), "cta=0..4294967295");
+  const auto* clause = s->clause(Coordinate::Cta);
+  ASSERT_NE(clause, nullptr);
+  EXPECT_EQ(clause->ranges.size(), 1u);
+}
+
 }  // namespace
 }  // namespace argus::query

@@ -26,6 +26,8 @@ json positionJson(const ptx::MarkerSite& site) {
 
 }  // namespace
 
+constexpr size_t kMaxTreeIndent = 32;
+
 json regionsJson(const RegionTree& tree) {
   json kernels = json::array();
   for (const auto& fn : tree.functions) {
@@ -88,7 +90,12 @@ RegionsText regionsText(const RegionTree& tree) {
         if (!b.role.empty() && coords.find("role=" + b.role) == std::string::npos)
           coords += " role=" + b.role;
       }
-      std::string label = std::string(2 + 2 * depth, ' ') + r.name;
+      // Deeper levels keep the indentation of kMaxTreeIndent and say their depth, so that a
+      // deep tree prints in space linear in its regions.
+      std::string label =
+          depth <= kMaxTreeIndent
+              ? std::string(2 + 2 * depth, ' ') + r.name
+              : fmt::format("{}({}) {}", std::string(2 + 2 * kMaxTreeIndent, ' '), depth, r.name);
       fmt::format_to(out, "{:<36} {}  {:>6} {} {}  begin {}{}\n", label, r.id, r.instructions,
                      representation, representation == "ptx" ? "instr" : "ops  ", where, coords);
     }

@@ -57,6 +57,7 @@ Result<json> kernelTimingFields(std::string_view evidence, const query::Scope& s
       {"kernel", kernel}, {"launches", launches.size()}, {"count", s.count}, {"total", s.total},
       {"mean", s.mean},   {"median", s.median},          {"p95", s.p95},     {"min", s.min},
       {"max", s.max},     {"per_launch", perLaunch}};
+  if (s.totalSaturated) out["total_saturated"] = true;  // total is a lower bound
   if (doc.contains("sass_check")) out["sass_check"] = doc["sass_check"];
   std::string others;
   for (const auto& clause : scope.clauses)

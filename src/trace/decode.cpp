@@ -210,8 +210,13 @@ DurationStats durationStats(std::vector<uint64_t> d) {
   s.count = d.size();
   if (d.empty()) return s;
   std::sort(d.begin(), d.end());
-  for (uint64_t v : d) s.total += v;
-  s.mean = static_cast<double>(s.total) / static_cast<double>(d.size());
+  long double sum = 0;  // for the mean, also where the total saturates
+  for (uint64_t v : d) {
+    sum += static_cast<long double>(v);
+    if (s.total > UINT64_MAX - v) s.totalSaturated = true;
+    s.total = s.totalSaturated ? UINT64_MAX : s.total + v;
+  }
+  s.mean = static_cast<double>(sum / static_cast<long double>(d.size()));
   const size_t n = d.size();
   s.median = n % 2 == 1 ? static_cast<double>(d[n / 2])
                         : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2;
@@ -259,8 +264,11 @@ std::vector<RegionStats> regionStatistics(const DecodedTrace& trace, const Trace
 namespace {
 
 nlohmann::json toJson(const DurationStats& s) {
-  return {{"count", s.count}, {"total", s.total}, {"mean", s.mean}, {"median", s.median},
-          {"p95", s.p95},     {"min", s.min},     {"max", s.max}};
+  nlohmann::json j = {{"count", s.count},   {"total", s.total}, {"mean", s.mean},
+                      {"median", s.median}, {"p95", s.p95},     {"min", s.min},
+                      {"max", s.max}};
+  if (s.totalSaturated) j["total_saturated"] = true;  // total is a lower bound
+  return j;
 }
 
 template <class Map>

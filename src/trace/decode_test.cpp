@@ -146,6 +146,18 @@ TEST(Decode, InvalidRecordsAreCountedAndSkipped) {
   EXPECT_EQ(t->invalidRecords, 3u);
 }
 
+// Issue 29, defect 6: a total of huge durations wrapped around.
+TEST(Stats, TotalsSaturateInsteadOfWrapping) {
+  auto s = durationStats({UINT64_MAX - 1, 5, 7});
+  EXPECT_EQ(s.total, UINT64_MAX);
+  EXPECT_TRUE(s.totalSaturated);
+  EXPECT_DOUBLE_EQ(s.mean, (static_cast<double>(UINT64_MAX - 1) + 12.0) / 3.0);
+  EXPECT_EQ(s.max, UINT64_MAX - 1);
+  auto fine = durationStats({UINT64_MAX - 12, 5, 7});
+  EXPECT_EQ(fine.total, UINT64_MAX);
+  EXPECT_FALSE(fine.totalSaturated);
+}
+
 TEST(Stats, MedianAndNearestRankP95) {
   auto odd = durationStats({5, 1, 3});
   EXPECT_EQ(odd.count, 3u);

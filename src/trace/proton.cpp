@@ -28,6 +28,11 @@ std::optional<uint32_t> numberAfter(std::string_view text, std::string_view word
   return value;
 }
 
+/// The largest time a trace event may give, in cycles: doubles hold every integer up to 2^53
+/// (52 days at 2 GHz), and sums of such times stay far from wrapping.
+constexpr double kMaxCycles = 9007199254740992.0;  // 2^53
+constexpr double kMaxMhz = 1e6;                    // 1 THz: far above any GPU clock
+
 struct Event {
   std::string name;
   uint32_t sm = 0, cta = 0, warp = 0;
@@ -49,43 +54,67 @@ Result<ProtonImport> importProtonTrace(const json& doc, std::string_view kernel)
   const json& events = doc["traceEvents"];
   for (size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
-    if (!e.is_object() || !e.contains("ph") || e["ph"] != "X" || !e.contains("pid") ||
-        !e["pid"].is_string())
-      continue;
+    // A field of the wrong type is an error naming the event, never a silently dropped event.
+    auto wrongType = [&](std::string_view field, const json& value, std::string_view expected) {
+      return bad(
+          fmt::format("traceEvents[{}]: field `{}` is {}; give {} (Proton's Chrome trace "
+                      "has it so; is the file damaged?)",
+                      i, field, value.dump(), expected));
+    };
+    if (!e.is_object() || !e.contains("ph")) continue;
+    if (!e["ph"].is_string()) return wrongType("ph", e["ph"], "a string");
+    if (e["ph"] != "X") continue;  // metadata, counters: not scopes
+    for (const char* field : {"pid", "tid", "name"})
+      if (e.contains(field) && !e[field].is_string()) return wrongType(field, e[field], "a string");
+    for (const char* field : {"ts", "dur"})
+      if (e.contains(field) && !e[field].is_number()) return wrongType(field, e[field], "a number");
+    if (e.contains("args") && !e["args"].is_object())
+      return wrongType("args", e["args"], "an object");
+    if (!e.contains("pid")) continue;
     const std::string pid = e["pid"].get<std::string>();
     const size_t core = pid.rfind(" Core");
     if (core == std::string::npos) continue;  // not a Proton scope event
     const auto sm = numberAfter(std::string_view(pid).substr(core), " Core");
     const auto cta = numberAfter(std::string_view(pid).substr(core), " CTA");
-    const std::string tid =
-        e.contains("tid") && e["tid"].is_string() ? e["tid"].get<std::string>() : std::string();
+    const std::string tid = e.contains("tid") ? e["tid"].get<std::string>() : std::string();
     const auto warp = numberAfter(tid, "warp ");
     if (!sm || !cta || !warp)
       return bad(
           fmt::format("traceEvents[{}]: process `{}`, thread `{}` are not Proton's "
                       "`<kernel> Core<sm> CTA<cta>` and `warp <w> (line <l>)`",
                       i, pid, tid));
-    const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
-    if (!args.contains("Frequency (MHz)") || !args["Frequency (MHz)"].is_number())
+    const json args = e.contains("args") ? e["args"] : json::object();
+    if (!args.contains("Frequency (MHz)"))
       return bad(
           fmt::format("traceEvents[{}]: no `Frequency (MHz)` argument, so its times "
                       "cannot be turned back into cycles",
                       i));
-    const double mhz = args["Frequency (MHz)"].get<double>();
+    const json& given = args["Frequency (MHz)"];
+    if (!given.is_number() || !(given.get<double>() > 0) || given.get<double>() > kMaxMhz)
+      return wrongType("args.Frequency (MHz)", given,
+                       fmt::format("a clock frequency in MHz above 0 and at most {}", kMaxMhz));
+    const double mhz = given.get<double>();
     if (frequency && *frequency != mhz)
       return bad(
           fmt::format("traceEvents[{}]: frequency {} MHz differs from the {} MHz of the "
                       "events before it",
                       i, mhz, *frequency));
     frequency = mhz;
-    if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("dur") || !e["dur"].is_number() ||
-        e["ts"].get<double>() < 0 || e["dur"].get<double>() < 0)
+    if (!e.contains("ts") || !e.contains("dur"))
       return bad(fmt::format("traceEvents[{}]: `ts` and `dur` must be numbers >= 0", i));
-    // ts and dur are microseconds at `mhz`: cycles = us * MHz.
+    // ts and dur are microseconds at `mhz`: cycles = us * MHz. Each time, and their sum, is at
+    // most kMaxCycles, so that cycle counts are exact and no sum of them wraps.
+    const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+    for (auto [field, us, last] : {std::tuple{"ts", ts, ts}, std::tuple{"dur", dur, ts + dur}})
+      if (!(us >= 0) || !(last * mhz <= kMaxCycles))
+        return bad(
+            fmt::format("traceEvents[{}]: field `{}` is {} us; give a time >= 0 that ends "
+                        "within 2^53 cycles ({} us at its {} MHz)",
+                        i, field, us, kMaxCycles / mhz, mhz));
     const auto cycles = [&](double us) { return static_cast<uint64_t>(std::llround(us * mhz)); };
-    const uint64_t begin = cycles(e["ts"].get<double>());
-    const uint64_t end = cycles(e["ts"].get<double>() + e["dur"].get<double>());
-    if (!e.contains("name") || !e["name"].is_string() || e["name"].get<std::string>().empty())
+    const uint64_t begin = cycles(ts);
+    const uint64_t end = cycles(ts + dur);
+    if (!e.contains("name") || e["name"].get<std::string>().empty())
       return bad(fmt::format("traceEvents[{}]: no scope name (`name`)", i));
     byKernel[pid.substr(0, core)].push_back(
         Event{e["name"].get<std::string>(), *sm, *cta, *warp, begin, end, i});

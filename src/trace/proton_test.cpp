@@ -129,5 +129,51 @@ TEST(ProtonImport, ErrorsSayWhatIsWrong) {
   EXPECT_NE(message({{"traceEvents", {noFrequency}}}).find("Frequency (MHz)"), std::string::npos);
 }
 
+// Issue 29, defect 6: wrongly typed fields dropped events silently, huge times overflowed.
+TEST(ProtonImport, WrongTypesAndHugeValuesNameTheEventAndField) {
+  auto message = [](const json& bad) {
+    const json doc = {{"traceEvents", {event("a", "k Core0 CTA0", "warp 0 (line 0)", 0, 1), bad}}};
+    auto r = importProtonTrace(doc, "");
+    return r ? std::string("imported") : r.error().message;
+  };
+  const json good = event("b", "k Core0 CTA0", "warp 1 (line 0)", 0, 1);
+  struct Case {
+    const char* field;
+    json value;
+    const char* expected;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"ph", 5, "traceEvents[1]: field `ph` is 5; give a string"},
+           {"pid", 7, "traceEvents[1]: field `pid` is 7; give a string"},
+           {"tid", json::array(), "traceEvents[1]: field `tid` is []; give a string"},
+           {"name", 1, "traceEvents[1]: field `name` is 1; give a string"},
+           {"ts", "1", "traceEvents[1]: field `ts` is \"1\"; give a number"},
+           {"dur", nullptr, "traceEvents[1]: field `dur` is null; give a number"},
+           {"args", json::array({1}), "traceEvents[1]: field `args` is [1]; give an object"},
+           {"ts", 1e300, "traceEvents[1]: field `ts` is 1e+300 us"},
+           {"dur", 1e300, "traceEvents[1]: field `dur` is 1e+300 us"},
+           {"ts", -1, "traceEvents[1]: field `ts` is -1"},
+       }) {
+    json bad = good;
+    bad[c.field] = c.value;
+    EXPECT_NE(message(bad).find(c.expected), std::string::npos) << c.field << ": " << message(bad);
+  }
+  for (const json& mhz : {json("1000"), json(0), json(-5), json(1e300)}) {
+    json bad = event("b", "k Core0 CTA0", "warp 1 (line 0)", 0, 1, 1000);
+    bad["args"]["Frequency (MHz)"] = mhz;
+    json doc = {{"traceEvents", {bad}}};
+    auto r = importProtonTrace(doc, "");
+    ASSERT_FALSE(r) << mhz;
+    EXPECT_NE(r.error().message.find("traceEvents[0]: field `args.Frequency (MHz)`"),
+              std::string::npos)
+        << r.error().message;
+  }
+  // Events of other kinds (metadata, counters) are not scopes: skipped, as before.
+  json doc = {{"traceEvents",
+               {event("a", "k Core0 CTA0", "warp 0 (line 0)", 0, 1),
+                {{"ph", "M"}, {"name", "process_name"}, {"pid", 3}}}}};
+  EXPECT_TRUE(importProtonTrace(doc, ""));
+}
+
 }  // namespace
 }  // namespace argus::trace

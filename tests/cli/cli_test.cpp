@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,81 @@ TEST(CliRegions, MalformedPtxGivesLineAndColumn) {
   fs::remove_all(*dir);
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.err.find("bad.ptx:7:"), std::string::npos) << r.err;
+}
+
+// Issue 29, defect 4: deep inputs crashed or blew up; each must finish with bounded output.
+/// A kernel whose body nests `depth` levels: open(i) and close(i) give level i's lines.
+template <class Open, class Close>
+std::string deepPtx(size_t depth, Open open, Close close) {
+  std::string body;
+  for (size_t i = 0; i < depth; ++i) body += open(i);
+  body += "\tmov.u32 \t%r1, 1;\n";
+  for (size_t i = depth; i-- > 0;) body += close(i);
+  return ".version 8.8\n.target sm_90a\n.address_size 64\n\n.visible .entry k()\n{\n"
+         "\t.reg .b32 \t%r<4>;\n" +
+         body + "\tret;\n}\n";
+}
+
+/// Marker lines of region `name(i)` at level i.
+template <class Name>
+std::string deepRegions(size_t depth, Name name) {
+  return deepPtx(
+      depth, [&](size_t i) { return "\t// @argus begin " + name(i) + "\n"; },
+      [&](size_t i) { return "\t// @argus end " + name(i) + "\n"; });
+}
+
+TEST(CliLimits, DeeplyNestedRegionsAreAnErrorNotACrashOrAFloodOfOutput) {
+  auto dir = argus::makeTempDir("argus-cli-test");
+  ASSERT_TRUE(dir);
+  const std::string letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";  // 40 name letters
+  // 50,000 levels (three-letter names) overflowed the stack; 10,000 (about 440 KB) printed hundreds
+  // of MB of paths.
+  for (size_t depth : {size_t{50000}, size_t{10000}}) {
+    fs::path deep = *dir / fmt::format("deep{}.ptx", depth);
+    ASSERT_TRUE(argus::writeFile(
+        deep, deepRegions(depth, [&](size_t i) {
+          return std::string{letters[i / 1600 % 40], letters[i / 40 % 40], letters[i % 40]};
+        })));
+    for (bool json : {false, true}) {
+      std::vector<std::string> args{"regions", deep.string()};
+      if (json) args.emplace_back("--json");
+      auto r = argus(args);
+      EXPECT_EQ(r.exitCode, 1) << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out.size() << " bytes of output";
+      EXPECT_NE(r.err.find(fmt::format("deep{}.ptx:1032:", depth)), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("more than the limit of 1024"), std::string::npos) << r.err;
+    }
+  }
+  // Near the limits (1023 levels of two-letter names: a 3 KB path), the output stays within a
+  // few MB.
+  fs::path widest = *dir / "widest.ptx";
+  ASSERT_TRUE(argus::writeFile(widest, deepRegions(1023, [&](size_t i) {
+                                 return std::string{letters[i / 40], letters[i % 40]};
+                               })));
+  for (bool json : {false, true}) {
+    std::vector<std::string> args{"regions", widest.string()};
+    if (json) args.emplace_back("--json");
+    auto r = argus(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_GT(r.out.size(), 1023u * 20) << r.out;
+    EXPECT_LT(r.out.size(), size_t{8} << 20);
+  }
+  fs::remove_all(*dir);
+}
+
+TEST(CliLimits, PtxPrintOfDeeplyNestedBlocksHasBoundedIndentation) {
+  auto dir = argus::makeTempDir("argus-cli-test");
+  ASSERT_TRUE(dir);
+  fs::path deep = *dir / "blocks.ptx";
+  const std::string text = deepPtx(
+      100000, [](size_t) { return "\t{\n"; }, [](size_t) { return "\t}\n"; });
+  ASSERT_TRUE(argus::writeFile(deep, text));
+  auto r = argus({"ptx", "print", deep.string()});
+  fs::remove_all(*dir);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // One tab per level would be about 10 GB; 32 tabs at most keep it within 40 bytes a line.
+  EXPECT_LT(r.out.size(), 200000u * 40);
+  EXPECT_NE(r.out.find(std::string(32, '\t') + "{\n"), std::string::npos);
 }
 
 TEST(CliRegions, MissingAndUnsupportedTargets) {

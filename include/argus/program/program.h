@@ -16,6 +16,9 @@
 
 namespace argus::program {
 
+/// The longest `run.timeout_s` a spec may give (a week); larger values are refused.
+inline constexpr double kMaxTimeoutSeconds = 604800;
+
 /// How to run a built program and tell success from failure.
 struct RunSpec {
   std::vector<std::string> command;  ///< `{exe}` stands for the executable Argus built.

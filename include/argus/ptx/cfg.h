@@ -30,6 +30,19 @@ struct ControlFlowGraph {
 [[nodiscard]] Result<ControlFlowGraph> buildControlFlowGraph(const Function& function,
                                                              std::string_view fileName);
 
+/// The dominator tree of a CFG: block a dominates block b when every path from the entry to b
+/// passes through a. Unreachable blocks dominate nothing and are dominated by nothing.
+class DominatorTree {
+ public:
+  /// Cooper, Harvey and Kennedy's iterative algorithm, without recursion. [thread-safe]
+  explicit DominatorTree(const ControlFlowGraph& cfg);
+  /// Whether `a` dominates `b` (every reachable block dominates itself); O(1).
+  [[nodiscard]] bool dominates(uint32_t a, uint32_t b) const;
+
+ private:
+  std::vector<uint32_t> enter_, exit_;  // dominator-tree DFS times; 0 = unreachable
+};
+
 /// Prints the CFG as Graphviz DOT, one node per block labelled with its first label and lines.
 [[nodiscard]] std::string cfgToDot(const Function& function, const ControlFlowGraph& cfg);
 

@@ -10,6 +10,7 @@
 // possible at once, and every possible owner is listed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,14 @@
 #include "argus/support/status.h"
 
 namespace argus::ptx {
+
+/// Limits of the region analysis (docs/limits.md). Real kernels nest a few levels with short
+/// names; the limits keep the tree, its paths and every output that lists them (`argus regions`
+/// prints each region's path) bounded by the input, and past one analysis fails with the begin
+/// marker's place.
+inline constexpr uint32_t kMaxRegionDepth = 1024;        ///< Regions open at once on one path.
+inline constexpr size_t kMaxRegionPathLength = 4096;     ///< Bytes of one region path.
+inline constexpr size_t kMaxRegionsPerFunction = 16384;  ///< Region-tree nodes of one function.
 
 /// One parsed marker comment.
 struct Marker {
@@ -86,7 +95,8 @@ struct FunctionRegions {
 };
 
 /// Analyzes every function with a body. Fails on unbalanced or crossing markers, an `end` with
-/// no open region, a region re-opened inside itself, or a region still open at `ret`/`exit`;
+/// no open region, a region re-opened inside itself, a region still open at `ret`/`exit`, or a
+/// tree past the limits above;
 /// the message names the PTX file, line and column, the source line when `.loc` is present,
 /// and both regions involved. [thread-safe]
 [[nodiscard]] Result<std::vector<FunctionRegions>> analyzeRegions(const Module& module);

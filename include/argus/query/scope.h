@@ -26,6 +26,10 @@ inline constexpr Coordinate kAllCoordinates[] = {
 
 /// `role`, `warp`, `warpgroup`, `iter`, `sm`, `cta`, `launch`.
 [[nodiscard]] std::string_view coordinateName(Coordinate c);
+/// The largest value an integer coordinate takes (0 is the smallest): 2^32-1, and 2^32-2 for
+/// `iter` (trace records keep 32 bits; the top iteration value marks "none"). parseScope
+/// rejects larger numbers.
+[[nodiscard]] int64_t coordinateMax(Coordinate c);
 /// Inverse of coordinateName; nullopt for an unknown name.
 [[nodiscard]] std::optional<Coordinate> coordinateFromName(std::string_view name);
 

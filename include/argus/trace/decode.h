@@ -90,7 +90,8 @@ struct DecodedTrace {
 /// 1-based rank ceil(0.95 * count) of the sorted durations.
 struct DurationStats {
   uint64_t count = 0;
-  uint64_t total = 0;
+  uint64_t total = 0;  ///< Sum of the durations; UINT64_MAX when it would wrap (totalSaturated).
+  bool totalSaturated = false;  ///< The sum exceeded 2^64-1: `total` is a lower bound.
   double mean = 0;
   double median = 0;
   uint64_t p95 = 0;
