@@ -1,6 +1,7 @@
 // Workspace hygiene (issue 29, defect 5): damaged databases are errors, not new workspaces; a dead
 // process's tasks and scratch folders are recovered; identical versions are made once; reading
-// verbs open read-only; every row is checked against its checksum.
+// verbs open read-only; every row is checked against its checksum (identical versions made by
+// several processes at once: concurrency_test.cpp).
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -343,38 +344,6 @@ TEST_F(WorkspaceTest, AWritableOpenRecoversByItself) {
     ++entries;
   }
   EXPECT_EQ(entries, 2u);  // only this process's lease and scratch folder
-}
-
-TEST_F(WorkspaceTest, AVersionWithAContentKeyIsMadeOnce) {
-  { auto ws = openWorkspace(); }
-  NewVersion program;
-  program.label = "k";
-  program.files = {{"kernel.cu", "cuda_source", "__global__ void k() {}\n"}};
-  program.contentKey = "program 1234";
-  constexpr int kProcesses = 4;
-  std::vector<pid_t> children;
-  std::fflush(nullptr);
-  for (int i = 0; i < kProcesses; ++i) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      auto ws = Workspace::open(dir_, {.syncBlobs = false});
-      if (!ws) _exit(3);
-      for (int k = 0; k < 20; ++k)
-        if (!ws->addVersion(program)) _exit(4);
-      _exit(0);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  }
-  auto ws = openWorkspace();
-  EXPECT_EQ(must(ws.versions()).size(), 1u);
-  EXPECT_EQ(must(ws.addVersion(program)), VersionId(1));
-  program.contentKey = "program 5678";
-  EXPECT_EQ(must(ws.addVersion(program)), VersionId(2));
 }
 
 TEST_F(WorkspaceTest, AReadOnlyOpenWritesNothing) {
