@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -186,33 +187,47 @@ constexpr std::string_view kOwnerPrefix = "argus-owner-";
 /// (a kill -9 removes nothing), so its folders and lock go.
 void sweepDeadOwners(const fs::path& tmp) {
   std::error_code ec;
-  std::vector<std::string> dead;
+  std::set<std::string> live, dead;
   for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with(kOwnerPrefix)) continue;
     const bool pending = name.ends_with(".lock.new");
     if (!pending && !name.ends_with(".lock")) continue;
+    const std::string token =
+        name.substr(kOwnerPrefix.size(), name.size() - kOwnerPrefix.size() - (pending ? 9 : 5));
     int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
     const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-    if (free && !pending) {
-      dead.push_back(name.substr(kOwnerPrefix.size(), name.size() - kOwnerPrefix.size() - 5));
-    } else if (free) {  // a process killed between making and locking it, a minute ago or more
+    if (!free) {
+      live.insert(token);
+    } else if (!pending) {
+      dead.insert(token);
+    } else {  // a process killed between making and locking it, a minute ago or more
       std::error_code timeEc;
       auto age = fs::file_time_type::clock::now() - fs::last_write_time(it->path(), timeEc);
-      if (!timeEc && age > std::chrono::minutes(1)) ::unlink(it->path().c_str());
+      if (!timeEc && age > std::chrono::minutes(1))
+        ::unlink(it->path().c_str());
+      else
+        live.insert(token);
     }
     ::close(fd);
   }
-  if (dead.empty()) return;
+  // A folder's owner is the second-to-last part of its name (p<pid>.<hex>); one whose owner
+  // holds no lock is dead, also when its lock is gone already (swept, while a child the owner
+  // left running still wrote there).
   for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with("argus") || name.starts_with(kOwnerPrefix)) continue;
-    for (const auto& token : dead)
-      if (name.find("-" + token + "-") != std::string::npos) {
-        std::error_code removeEc;
-        fs::remove_all(it->path(), removeEc);
-      }
+    const std::size_t last = name.rfind('-');
+    if (last == std::string::npos || last == 0) continue;
+    const std::size_t before = name.rfind('-', last - 1);
+    if (before == std::string::npos) continue;
+    const std::string token = name.substr(before + 1, last - before - 1);
+    if (token.size() < 3 || token[0] != 'p' || token.find('.') == std::string::npos ||
+        live.contains(token))
+      continue;
+    std::error_code removeEc;
+    fs::remove_all(it->path(), removeEc);
   }
   for (const auto& token : dead)
     ::unlink((tmp / fmt::format("{}{}.lock", kOwnerPrefix, token)).c_str());

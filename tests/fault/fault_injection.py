@@ -52,6 +52,7 @@ class Argus:
         (self.examples / "common").symlink_to(self.source / "examples" / "common")
         self.copies = 0
         self.mounts = []  # unmounted at the end
+        self.sessions = []  # process groups of the argus started in the background
 
     def program(self, example):
         """A fresh copy of examples/EXAMPLE; its spec path."""
@@ -62,8 +63,23 @@ class Argus:
         return target / "argus.yaml"
 
     def start(self, *args):
-        return subprocess.Popen([self.binary, *args], env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        # Its own session, so that the test can wait for the children a killed argus leaves
+        # running (kill -9 kills argus alone, as it would in use).
+        p = subprocess.Popen([self.binary, *args], env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.sessions.append(p.pid)
+        return p
+
+    def wait_for_orphans(self, limit=120):
+        """Waits until no process of a started session is left (nvcc a killed argus left)."""
+        deadline = time.monotonic() + limit
+        for pgid in self.sessions:
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(pgid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.2)
 
     def run(self, *args, timeout=600):
         return subprocess.run([self.binary, *args], env=self.env, capture_output=True, text=True,
@@ -153,7 +169,7 @@ def scenario_kill(argus):
             big.write_bytes(os.urandom(rng.randint(1, 3) << 20))
             args = (["ws", "fork", "v1", "--file", f"kernel_{trials}.cu={big}", "--workspace",
                      str(ws)] if trials % 8 else ["ws", "gc", "--workspace", str(ws)])
-            delay = rng.uniform(0.0, 0.25)
+            delay = rng.uniform(0.0, 0.08)  # they take tens of milliseconds
         else:
             args = argus.query(argus.program(rng.choice(examples)), ws,
                                rng.choice(["duration", "inst_executed", "duration,inst_mix"]))
@@ -177,7 +193,9 @@ def scenario_kill(argus):
         if result is not None:
             print(f"{what}: consistent; stale state repaired: {result['stale']}; "
                   f"temp folders of dead processes: {len(left)}", flush=True)
-    # The next run (a query to the end) removes what dead processes left in TMPDIR.
+    # The next run (a query to the end) removes what dead processes left in TMPDIR, once the
+    # children they left running (still writing there) have ended.
+    argus.wait_for_orphans()
     final = argus.run(*argus.query(argus.program("tma_gemm"), ws))
     if final.returncode != 0:
         fail(f"the query after the kills failed (exit {final.returncode}): {final.stderr[-2000:]}")
