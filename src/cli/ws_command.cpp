@@ -1,4 +1,4 @@
-// `argus ws`: list, show, cat, gc and fork on a workspace.
+// `argus ws`: list, show, cat, check, gc and fork on a workspace.
 #include "commands.h"
 
 #include <iostream>
@@ -19,6 +19,7 @@ struct WsOptions {
   std::string label;
   std::vector<std::string> files;  ///< fork: NAME=PATH files to add or replace.
   std::string output;              ///< cat: write here instead of stdout.
+  bool repair = false;             ///< check: repair what can be repaired.
 };
 
 void addCommonOptions(CLI::App* verb, WsOptions& o) {
@@ -55,6 +56,14 @@ int runGc(const WsOptions& o) {
   print(*outcome, o.json);
   if (!o.json) std::cerr << report::workspaceProblems(*outcome);
   return outcome->verify.ok() ? 0 : 1;
+}
+
+int runCheck(const WsOptions& o) {
+  auto outcome = session::checkWorkspace(o.workspace, o.repair);
+  if (!outcome) return reportError(outcome.error());
+  print(*outcome, o.json);
+  if (!o.json) std::cerr << report::workspaceProblems(*outcome);
+  return outcome->ok() ? 0 : 1;
 }
 
 int runFork(const WsOptions& o) {
@@ -100,7 +109,19 @@ std::vector<Command> addWorkspaceCommands(CLI::App& app) {
                                runCat);
   cat->add_option("ID", catOptions->id, "a12, or VERSION:FILE like v3:kernel.ttgir")->required();
   cat->add_option("-o,--output", catOptions->output, "Write to this file instead of stdout");
-  add("gc", "Delete unreferenced blobs and killed writers' temp files, then verify", runGc);
+  auto [check, checkOptions] =
+      add("check",
+          "Verify every row (checksums, references, file names) and blob (content hash), and "
+          "find what dead processes left (unfinished tasks, scratch folders, temp files); exit "
+          "1 while problems remain",
+          runCheck);
+  check->add_flag("--repair", checkOptions->repair,
+                  "Mark dead processes' unfinished tasks abandoned and remove their folders and "
+                  "temp files (damaged rows and blobs are only reported: restore them)");
+  add("gc",
+      "Recover dead processes' tasks and folders, delete unreferenced blobs and killed writers' "
+      "temp files, then verify",
+      runGc);
   auto [fork, forkOptions] =
       add("fork", "Make a new program version from VERSION (same files), for edits", runFork);
   fork->add_option("VERSION", forkOptions->id, "Version to fork, e.g. v3")->required();

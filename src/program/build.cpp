@@ -368,8 +368,14 @@ class Builder {
     if (options_.cancelled && options_.cancelled())
       return fail("build", fmt::format("cancelled before step `{}`", name));
     const auto start = std::chrono::steady_clock::now();
-    auto result = runProcess(
-        argv, {.workingDirectory = workDir_, .timeout = options_.stepTimeout, .environment = env});
+    // nvcc's own temporary files (tmpxft_*) go into the build's folder too: a build killed with
+    // Argus (its nvcc then dies of a broken pipe) leaves them where Argus's sweep of dead
+    // processes' folders removes them (makeTempDir), not loose in /tmp.
+    std::vector<std::pair<std::string, std::string>> environment{{"TMPDIR", workDir_.string()}};
+    environment.insert(environment.end(), env.begin(), env.end());
+    auto result = runProcess(argv, {.workingDirectory = workDir_,
+                                    .timeout = options_.stepTimeout,
+                                    .environment = environment});
     BuildStep step;
     step.name = std::move(name);
     step.command = std::move(text);
@@ -520,10 +526,10 @@ Result<bool> compileSplitStub(const BuildCache& cache, const fs::path& nvcc,
     if (!bytes) return std::unexpected(bytes.error());
     material += file.filename().string() + '\0' + *bytes + '\0';
   }
-  // Each build runs in a temporary directory of its own (makeTempDir("argus-build")), whose
-  // name the command and cudafe++'s line markers carry (a cached front end's, the build's that
-  // made it): it is not an input.
-  static const std::regex buildDir(R"(argus-build-[A-Za-z0-9]{6})");
+  // Each build runs in a temporary directory of its own (makeTempDir("argus-build"):
+  // argus-build-<owner>-XXXXXX), whose name the command and cudafe++'s line markers carry (a
+  // cached front end's, the build's that made it): it is not an input.
+  static const std::regex buildDir(R"(argus-build-(p[0-9]+\.[0-9a-f]+-|unowned-)?[A-Za-z0-9]{6})");
   material = std::regex_replace(material, buildDir, "argus-build-DIR");
   // The front end's key already stands for the source's bytes.
   const std::string key =
@@ -892,6 +898,11 @@ Result<workspace::VersionId> recordVariant(workspace::Workspace& ws, workspace::
     version.files.push_back({"executable", "executable", files.executable});
   if (!files.traceMap.empty())
     version.files.push_back({"trace_map.json", "trace_map", files.traceMap});
+  // The same variant built twice (two identical queries at once) is one version.
+  std::string identity = fmt::format("{}\n{}\n{}\n", base.text(), variantKey, version.optionsJson);
+  for (const auto& f : version.files)
+    identity += fmt::format("{} {}\n", f.name, workspace::hashBytes(f.bytes).hex());
+  version.contentKey = "variant " + workspace::hashBytes(identity).hex();
   return ws.addVersion(version);
 }
 

@@ -1,5 +1,8 @@
 #include "argus/program/checkout.h"
 
+#include <sqlite3.h>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +51,70 @@ class Checkout : public ::testing::Test {
   std::optional<workspace::Workspace> ws_;
   std::string ttgir_;
 };
+
+/// Renames a version's file to `name` in the database behind the API's back, as someone who
+/// hands over a workspace could; with `reseal`, also with the row checksum recomputed (the
+/// checksum catches damage and careless edits, not a forger who knows the format).
+void tamperFileName(const fs::path& db, std::string_view from, const std::string& name,
+                    bool reseal) {
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  std::string sql = fmt::format(
+      "DROP TRIGGER IF EXISTS version_files_immutable; DROP TRIGGER IF EXISTS "
+      "version_files_sealed; UPDATE "
+      "version_files SET name = '{}' WHERE name = '{}';",
+      name, from);
+  if (reseal) {
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sql.clear();
+    ASSERT_EQ(sqlite3_prepare_v2(handle,
+                                 "SELECT version_id, artifact_id FROM version_files WHERE name = ?",
+                                 -1, &q, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_text(q, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    const std::string canonical =
+        fmt::format("version_files\ni{};t{}:{}i{};", sqlite3_column_int64(q, 0), name.size(), name,
+                    sqlite3_column_int64(q, 1));
+    sqlite3_finalize(q);
+    sql = fmt::format("UPDATE version_files SET checksum = '{}' WHERE name = '{}';",
+                      workspace::hashBytes(canonical).hex(), name);
+  }
+  EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(handle);
+}
+
+TEST_F(Checkout, ATamperedFileNameInTheDatabaseIsRefused) {
+  // A fork with one more file, which nothing in the spec names (so only its name can stop it).
+  workspace::NewVersion fork;
+  fork.base = tritonRoot();
+  fork.transform = "fork";
+  fork.files = {{"notes.txt", "file", "remember\n"}};
+  const auto root = ws_->addVersion(fork);
+  ASSERT_TRUE(root) << root.error().text();
+  const fs::path db = ws_->directory() / "argus.db";
+  const fs::path escaped = dir_ / "escaped.py";  // where `../../../escaped.py` would land
+  for (bool reseal : {false, true}) {
+    SCOPED_TRACE(reseal ? "checksum recomputed" : "checksum left");
+    ws_.reset();
+    // The first pass renames notes.txt; the second reseals that renamed row.
+    tamperFileName(db, reseal ? "../../../escaped.py" : "notes.txt", "../../../escaped.py", reseal);
+    auto ws = workspace::Workspace::open(dir_ / ".argus", {.syncBlobs = false});
+    ASSERT_TRUE(ws) << ws.error().text();
+    ws_.emplace(std::move(*ws));
+    const fs::path out = dir_ / ".argus" / "checkouts" / root->text();
+    auto spec = checkoutVersion(*ws_, *root, out);
+    ASSERT_FALSE(spec) << "a checkout wrote a file named ../../../escaped.py";
+    const std::string& m = spec.error().message;
+    if (reseal)  // the row is intact as far as its checksum tells: the name check refuses it
+      EXPECT_NE(m.find("`../../../escaped.py` is not a plain file name"), std::string::npos) << m;
+    else
+      EXPECT_NE(m.find("fails its checksum"), std::string::npos) << m;
+    EXPECT_FALSE(fs::exists(escaped));
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
 
 TEST_F(Checkout, ForkWithEditedTtgirCompilesFromIt) {
   const auto root = tritonRoot();

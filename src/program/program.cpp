@@ -140,9 +140,10 @@ Result<std::string> runNvccPtx(const std::vector<fs::path>& includeDirs,
     if (!f.starts_with("-gencode") && !f.starts_with("--generate-code") && !f.starts_with("-arch"))
       argv.push_back(f);
   argv.insert(argv.end(), {"-o", out.string(), source.string()});
-  auto run = runProcess(
-      argv,
-      {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(600), .environment = {}});
+  // nvcc's temporary files in the folder too (see Builder::execute in build.cpp).
+  auto run = runProcess(argv, {.workingDirectory = std::nullopt,
+                               .timeout = std::chrono::seconds(600),
+                               .environment = {{"TMPDIR", dir->string()}}});
   std::string text;
   if (run && run->exitCode == 0) {
     auto read = readFile(out);

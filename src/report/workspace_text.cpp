@@ -103,6 +103,7 @@ json taskJson(const ws::TaskRecord& t) {
           {"ended_at", t.endedAt ? json(*t.endedAt) : json(nullptr)},
           {"error", t.error},
           {"log", idJson(t.log)},
+          {"owner", t.owner},
           {"inputs", inputs},
           {"outputs", outputs}};
 }
@@ -335,31 +336,142 @@ std::string workspaceText(const WorkspaceObject& object) {
 
 // --- gc / fork ----------------------------------------------------------------------------
 
+namespace {
+
+json verifyJson(const workspace::VerifyReport& check) {
+  return json{{"ok", check.ok()},
+              {"rows_checked", check.rowsChecked},
+              {"artifacts_checked", check.artifactsChecked},
+              {"blobs_checked", check.blobsChecked},
+              {"problems", check.problems}};
+}
+
+json recoveryJson(const workspace::RecoveryReport& r) {
+  json folders = json::array();
+  for (const auto& f : r.staleFolders) folders.push_back(f.string());
+  return json{{"stale_tasks", r.staleTasks},
+              {"tasks_abandoned", r.tasksAbandoned},
+              {"stale_folders", folders},
+              {"folders_removed", r.foldersRemoved},
+              {"tasks_of_unknown_owner", r.tasksOfUnknownOwner}};
+}
+
+/// "recovered 2 stale tasks (t4, t5) and 1 folder of dead processes", or "" when none.
+std::string recoveryText(const workspace::RecoveryReport& r, bool repaired) {
+  std::string text;
+  if (!r.staleTasks.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& t : r.staleTasks) ids.push_back(t.substr(0, t.find(' ')));
+    text += fmt::format("{} {} task{} left unfinished by dead processes ({})\n",
+                        repaired ? "marked abandoned:" : "found", r.staleTasks.size(),
+                        r.staleTasks.size() == 1 ? "" : "s", fmt::join(ids, ", "));
+  }
+  if (!r.staleFolders.empty())
+    text +=
+        fmt::format("{} {} scratch folder{} and lease{} of dead processes\n",
+                    repaired ? "removed" : "found", r.staleFolders.size(),
+                    r.staleFolders.size() == 1 ? "" : "s", r.staleFolders.size() == 1 ? "" : "s");
+  if (r.tasksOfUnknownOwner > 0)
+    text += fmt::format(
+        "left alone: {} unfinished task{} recorded by an older argus, whose owner cannot be told "
+        "while another argus has the workspace open\n",
+        r.tasksOfUnknownOwner, r.tasksOfUnknownOwner == 1 ? "" : "s");
+  return text;
+}
+
+}  // namespace
+
 json workspaceJson(const GcOutcome& outcome) {
   const auto& gc = outcome.gc;
-  const auto& check = outcome.verify;
   return json{{"schema", "argus.workspace/1"},
               {"workspace", outcome.directory},
               {"bytes_freed", gc.bytesFreed},
               {"blobs_removed", gc.blobsRemoved},
               {"temp_files_removed", gc.tempFilesRemoved},
               {"blobs_kept", gc.blobsKept},
-              {"verify",
-               {{"ok", check.ok()},
-                {"artifacts_checked", check.artifactsChecked},
-                {"blobs_checked", check.blobsChecked},
-                {"problems", check.problems}}}};
+              {"recovery", recoveryJson(outcome.recovery)},
+              {"verify", verifyJson(outcome.verify)}};
 }
 
 std::string workspaceText(const GcOutcome& outcome) {
   const auto& gc = outcome.gc;
   const auto& check = outcome.verify;
-  std::string text = fmt::format(
+  std::string text = recoveryText(outcome.recovery, true);
+  text += fmt::format(
       "freed {} ({} unreferenced blobs, {} temp files of killed writers); {} blobs kept\n",
       humanBytes(gc.bytesFreed), gc.blobsRemoved, gc.tempFilesRemoved, gc.blobsKept);
   if (check.ok())
-    text += fmt::format("verified {} artifacts in {} blobs: ok\n", check.artifactsChecked,
-                        check.blobsChecked);
+    text += fmt::format("verified {} rows, {} artifacts in {} blobs: ok\n", check.rowsChecked,
+                        check.artifactsChecked, check.blobsChecked);
+  return text;
+}
+
+std::vector<std::string> CheckOutcome::remaining() const {
+  std::vector<std::string> out = verify.problems;
+  if (!repair) {
+    for (const auto& t : recovery.staleTasks)
+      out.push_back(
+          fmt::format("task {} is unfinished and its process is gone; `argus ws check "
+                      "--repair` marks it abandoned",
+                      t));
+    for (const auto& f : recovery.staleFolders)
+      out.push_back(
+          fmt::format("{} belongs to a dead process; `argus ws check --repair` removes "
+                      "it",
+                      f.string()));
+    if (verify.strayTempFiles > 0)
+      out.push_back(
+          fmt::format("{} temp files of killed blob writers in {}/tmp; `argus ws check "
+                      "--repair` removes them",
+                      verify.strayTempFiles, directory));
+  } else {
+    if (recovery.tasksAbandoned < recovery.staleTasks.size())
+      out.push_back(fmt::format("{} stale tasks could not be marked abandoned",
+                                recovery.staleTasks.size() - recovery.tasksAbandoned));
+    if (recovery.foldersRemoved < recovery.staleFolders.size())
+      out.push_back(fmt::format("{} folders of dead processes could not be removed",
+                                recovery.staleFolders.size() - recovery.foldersRemoved));
+    if (tempFilesRemoved < verify.strayTempFiles)
+      out.push_back(fmt::format("{} temp files in {}/tmp could not be removed",
+                                verify.strayTempFiles - tempFilesRemoved, directory));
+  }
+  return out;
+}
+
+json workspaceJson(const CheckOutcome& outcome) {
+  return json{{"schema", "argus.workspace/1"},
+              {"workspace", outcome.directory},
+              {"ok", outcome.ok()},
+              {"repair", outcome.repair},
+              {"verify", verifyJson(outcome.verify)},
+              {"recovery", recoveryJson(outcome.recovery)},
+              {"stray_temp_files", outcome.verify.strayTempFiles},
+              {"temp_files_removed", outcome.tempFilesRemoved},
+              {"problems", outcome.remaining()}};
+}
+
+std::string workspaceText(const CheckOutcome& outcome) {
+  const auto& v = outcome.verify;
+  std::string text =
+      fmt::format("checked {}: {} rows, {} artifacts in {} blobs: {}\n", outcome.directory,
+                  v.rowsChecked, v.artifactsChecked, v.blobsChecked,
+                  v.ok() ? "no damage" : fmt::format("{} problems", v.problems.size()));
+  text += recoveryText(outcome.recovery, outcome.repair);
+  if (v.strayTempFiles > 0)
+    text += outcome.repair
+                ? fmt::format("removed {} temp files of killed blob writers\n",
+                              outcome.tempFilesRemoved)
+                : fmt::format("found {} temp files of killed blob writers\n", v.strayTempFiles);
+  const auto left = outcome.remaining();
+  text += left.empty() ? std::string("ok\n")
+                       : fmt::format("{} problem{} remain{}\n", left.size(),
+                                     left.size() == 1 ? "" : "s", left.size() == 1 ? "s" : "");
+  return text;
+}
+
+std::string workspaceProblems(const CheckOutcome& outcome) {
+  std::string text;
+  for (const auto& p : outcome.remaining()) text += fmt::format("argus: workspace: {}\n", p);
   return text;
 }
 

@@ -28,7 +28,10 @@ constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 std::atomic<bool> gInterrupted{false};
 
 void onSigint(int) {
-  if (gInterrupted.load()) ::signal(SIGINT, SIG_DFL);  // a second Ctrl-C while stopping kills
+  if (gInterrupted.load()) {  // a second Ctrl-C (or SIGTERM) while stopping kills
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+  }
   gInterrupted.store(true);
 }
 
@@ -721,6 +724,7 @@ void installInterruptHandler() {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
 }
 
 void resetInterruptFlag() {

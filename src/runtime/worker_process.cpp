@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -30,8 +31,50 @@ std::string signalName(int sig) {
   return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
 }
 
+/// A worker's output within a bound: its first half and a sliding last half, and how much was
+/// dropped between them. Appending is amortized O(bytes), however much the worker writes.
+class CappedOutput {
+ public:
+  explicit CappedOutput(std::size_t limit) : half_(std::max<std::size_t>(limit / 2, 1)) {}
+  void append(const char* data, std::size_t n) {
+    if (head_.size() < half_) {
+      const std::size_t take = std::min(n, half_ - head_.size());
+      head_.append(data, take);
+      data += take;
+      n -= take;
+    }
+    if (n == 0) return;
+    tail_.append(data, n);
+    if (tail_.size() > 2 * half_) trimTail();
+  }
+  /// The kept output, with the cut marked; leaves this empty.
+  std::string take(std::uint64_t& dropped) {
+    trimTail();
+    dropped = dropped_;
+    std::string out = std::move(head_);
+    if (dropped_ > 0)
+      out += fmt::format(
+          "\n[argus: {} bytes of output cut here; the worker wrote {} bytes, more than the {} "
+          "kept (the first and last {})]\n",
+          dropped_, dropped_ + out.size() + tail_.size(), 2 * half_, half_);
+    out += tail_;
+    return out;
+  }
+
+ private:
+  void trimTail() {
+    if (tail_.size() <= half_) return;
+    const std::size_t cut = tail_.size() - half_;
+    dropped_ += cut;
+    tail_.erase(0, cut);
+  }
+  std::size_t half_;
+  std::string head_, tail_;
+  std::uint64_t dropped_ = 0;
+};
+
 // Drains whatever the pipe holds right now without blocking.
-void drain(int fd, std::string& sink) {
+void drain(int fd, CappedOutput& sink) {
   char buffer[65536];
   for (;;) {
     ssize_t got = ::read(fd, buffer, sizeof buffer);
@@ -101,6 +144,7 @@ Result<WorkerExit> runWorker(const std::vector<std::string>& argv, const WorkerO
   ::fcntl(pipeFds[0], F_SETFL, ::fcntl(pipeFds[0], F_GETFL) | O_NONBLOCK);
 
   WorkerExit exit;
+  CappedOutput output(options.maxOutputBytes);
   int status = 0;
   bool reaped = false;
   bool pipeOpen = true;
@@ -114,7 +158,7 @@ Result<WorkerExit> runWorker(const std::vector<std::string>& argv, const WorkerO
         char buffer[65536];
         ssize_t got = ::read(pipeFds[0], buffer, sizeof buffer);
         if (got > 0)
-          exit.output.append(buffer, static_cast<size_t>(got));
+          output.append(buffer, static_cast<size_t>(got));
         else if (got == 0)
           pipeOpen = false;
       }
@@ -143,8 +187,9 @@ Result<WorkerExit> runWorker(const std::vector<std::string>& argv, const WorkerO
   }
   // Anything the worker left running in its group goes too: a worker owns nothing after exit.
   ::kill(-pid, SIGKILL);
-  drain(pipeFds[0], exit.output);
+  drain(pipeFds[0], output);
   ::close(pipeFds[0]);
+  exit.output = output.take(exit.outputDropped);
   if (WIFEXITED(status)) {
     exit.exitCode = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

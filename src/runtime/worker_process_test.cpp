@@ -36,6 +36,28 @@ TEST(RunWorker, MergesOutputAndSetsEnvironment) {
   EXPECT_NE(r->output.find("err"), std::string::npos);
 }
 
+TEST(RunWorker, AFloodOfOutputIsCappedAndTheWorkerNeverBlocks) {
+  WorkerOptions o;
+  o.maxOutputBytes = 1 << 20;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // 64 MiB: a worker that floods its log. Its first and last lines are kept, the middle cut.
+  auto r = runWorker(
+      {"/bin/sh", "-c", "echo FIRST; head -c 67108864 /dev/zero | tr '\\0' x; echo; echo LAST"}, o);
+  ASSERT_TRUE(r) << r.error().text();
+  EXPECT_EQ(r->exitCode, 0);
+  EXPECT_FALSE(r->timedOut);
+  EXPECT_LE(r->output.size(), (1u << 20) + 200u);
+  EXPECT_EQ(r->output.rfind("FIRST\n", 0), 0u);
+  EXPECT_TRUE(r->output.ends_with("LAST\n")) << r->output.substr(r->output.size() - 40);
+  EXPECT_EQ(r->outputDropped, 6u + 67108864u + 1u + 5u - (1u << 20));
+  EXPECT_NE(r->output.find("bytes of output cut here"), std::string::npos);
+  // Below the cap nothing is cut.
+  auto small = runWorker({"/bin/sh", "-c", "echo small"}, o);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->output, "small\n");
+  EXPECT_EQ(small->outputDropped, 0u);
+}
+
 TEST(RunWorker, ReportsSignals) {
   auto r = runWorker({"/bin/sh", "-c", "kill -ABRT $$"}, {});
   ASSERT_TRUE(r);

@@ -27,7 +27,8 @@ using json = nlohmann::ordered_json;
 
 /// The workspace version of the program (spec and sources), made once per content: a root
 /// version whose options record the same content hash is reused (one made from the same
-/// directory first).
+/// directory first). New versions carry the content hash as their content key, so two queries
+/// started at once still make one version.
 Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
                                             const program::ProgramSpec& spec,
                                             const std::string& contentHash) {
@@ -51,6 +52,7 @@ Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
   version.kind = workspace::VersionKind::program;
   version.label = spec.name;
   version.optionsJson = options;
+  version.contentKey = "program " + contentHash;
   std::vector<std::pair<fs::path, std::string>> files{{spec.file, "program_spec"}};
   for (const auto& f : spec.sources) {
     const std::string ext = f.extension().string();
@@ -219,14 +221,19 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
   options.maxTasksPerDevice = 1;
   options.maxTurnTasksPerDevice = settings.concurrentProbes;
   options.cancelFlag = runtime::interruptFlag();
-  // Task directories live in a fresh temporary root that the run removes: every output is
-  // published into the workspace's blobs, so the build directories (an executable each) would
-  // only be garbage there (measured: ~1 MiB per probe variant of tma_gemm).
-  options.workRoot.clear();
+  // Task directories are scratch, removed after the run: every output is published into the
+  // workspace's blobs, so the build directories (an executable each) would only be garbage
+  // (measured: ~1 MiB per probe variant of tma_gemm). They live in this process's scratch
+  // folder of the workspace, so that a run killed before removing them leaves them where the
+  // next process that opens the workspace (or `argus ws check --repair`) removes them.
+  const fs::path scratch = ws->scratchDirectory();
+  options.workRoot = scratch / "run";
   options.keepTaskDirs = false;
   if (settings.progress) options.observers.push_back(&progress);
   runtime::Scheduler scheduler(catalog->registry, store, options);
   auto run = scheduler.run(plan);
+  std::error_code ec;
+  fs::remove_all(options.workRoot, ec);
   if (!run) return std::unexpected(run.error());
 
   QueryRun result;

@@ -17,8 +17,14 @@ namespace {
 namespace fs = std::filesystem;
 namespace ws = argus::workspace;
 
+/// For the verbs that change the workspace.
 Result<ws::Workspace> openExisting(const std::string& workspace) {
   return ws::Workspace::open(workspace, ws::OpenOptions{.create = false});
+}
+
+/// For the verbs that only read it: nothing is written (no lease, no recovery).
+Result<ws::Workspace> openToRead(const std::string& workspace) {
+  return ws::Workspace::open(workspace, ws::OpenOptions{.create = false, .readOnly = true});
 }
 
 Result<report::WorkspaceObject> versionView(ws::Workspace& w, ws::VersionId id) {
@@ -60,7 +66,7 @@ Result<report::WorkspaceObject> runView(ws::Workspace& w, ws::RunId id) {
 }  // namespace
 
 Result<report::WorkspaceListing> listWorkspace(const std::string& workspace) {
-  auto w = openExisting(workspace);
+  auto w = openToRead(workspace);
   if (!w) return std::unexpected(w.error());
   auto versions = w->versions();
   if (!versions) return std::unexpected(versions.error());
@@ -83,7 +89,7 @@ Result<report::WorkspaceListing> listWorkspace(const std::string& workspace) {
 Result<report::WorkspaceObject> showObject(const std::string& workspace, const std::string& id) {
   auto ref = ws::parseObjectRef(id);
   if (!ref) return fail("cli", ref.error().message);
-  auto w = openExisting(workspace);
+  auto w = openToRead(workspace);
   if (!w) return std::unexpected(w.error());
   ws::ObjectKind kind = ref->kind;
   if (kind == ws::ObjectKind::any) {
@@ -127,7 +133,7 @@ Result<report::WorkspaceObject> showObject(const std::string& workspace, const s
 }
 
 Result<std::string> catObject(const CatRequest& o) {
-  auto w = openExisting(o.workspace);
+  auto w = openToRead(o.workspace);
   if (!w) return std::unexpected(w.error());
   std::optional<ws::ArtifactId> artifact;
   const size_t colon = o.id.find(':');
@@ -162,13 +168,40 @@ Result<std::string> catObject(const CatRequest& o) {
 }
 
 Result<report::GcOutcome> collectGarbage(const std::string& workspace) {
-  auto w = openExisting(workspace);
+  // Recovery explicitly, not on open, so that the outcome says what it did.
+  auto w = ws::Workspace::open(workspace, ws::OpenOptions{.create = false, .recover = false});
   if (!w) return std::unexpected(w.error());
+  auto recovery = w->recover(true);
+  if (!recovery) return std::unexpected(recovery.error());
   auto gc = w->gc();
   if (!gc) return std::unexpected(gc.error());
   auto check = w->verify();
   if (!check) return std::unexpected(check.error());
-  return report::GcOutcome{w->directory().string(), *gc, std::move(*check)};
+  return report::GcOutcome{w->directory().string(), *gc, std::move(*check), std::move(*recovery)};
+}
+
+Result<report::CheckOutcome> checkWorkspace(const std::string& workspace, bool repair) {
+  auto w = repair
+               ? ws::Workspace::open(workspace, ws::OpenOptions{.create = false, .recover = false})
+               : openToRead(workspace);
+  if (!w) return std::unexpected(w.error());
+  report::CheckOutcome outcome;
+  outcome.directory = w->directory().string();
+  outcome.repair = repair;
+  auto recovery = w->recover(repair);
+  if (!recovery) return std::unexpected(recovery.error());
+  outcome.recovery = std::move(*recovery);
+  if (repair) {
+    auto removed = w->removeStrayTempFiles();
+    if (!removed) return std::unexpected(removed.error());
+    outcome.tempFilesRemoved = *removed;
+  }
+  auto check = w->verify();
+  if (!check) return std::unexpected(check.error());
+  outcome.verify = std::move(*check);
+  // What repair removed is no longer there to count; report what was found.
+  outcome.verify.strayTempFiles += outcome.tempFilesRemoved;
+  return outcome;
 }
 
 Result<report::ForkOutcome> forkVersion(const ForkRequest& o) {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -174,11 +177,119 @@ Result<fs::path> findTool(const std::string& name) {
                                    name, envName));
 }
 
+namespace {
+
+constexpr std::string_view kOwnerPrefix = "argus-owner-";
+
+/// Removes what dead Argus processes left in `tmp`: each process that makes temporary folders
+/// holds an flock on argus-owner-<token>.lock for its lifetime and puts its token in every
+/// folder's name (<prefix>-<token>-XXXXXX); a lock that can be taken belongs to a dead process
+/// (a kill -9 removes nothing), so its folders and lock go.
+void sweepDeadOwners(const fs::path& tmp) {
+  std::error_code ec;
+  std::set<std::string> live, dead;
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(kOwnerPrefix)) continue;
+    const bool pending = name.ends_with(".lock.new");
+    if (!pending && !name.ends_with(".lock")) continue;
+    const std::string token =
+        name.substr(kOwnerPrefix.size(), name.size() - kOwnerPrefix.size() - (pending ? 9 : 5));
+    int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (!free) {
+      live.insert(token);
+    } else if (!pending) {
+      dead.insert(token);
+    } else {  // a process killed between making and locking it, a minute ago or more
+      std::error_code timeEc;
+      auto age = fs::file_time_type::clock::now() - fs::last_write_time(it->path(), timeEc);
+      if (!timeEc && age > std::chrono::minutes(1))
+        ::unlink(it->path().c_str());
+      else
+        live.insert(token);
+    }
+    ::close(fd);
+  }
+  // A folder's owner is the second-to-last part of its name (p<pid>.<hex>); one whose owner
+  // holds no lock is dead, also when its lock is gone already (swept, while a child the owner
+  // left running still wrote there).
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with("argus") || name.starts_with(kOwnerPrefix)) continue;
+    const std::size_t last = name.rfind('-');
+    if (last == std::string::npos || last == 0) continue;
+    const std::size_t before = name.rfind('-', last - 1);
+    if (before == std::string::npos) continue;
+    const std::string token = name.substr(before + 1, last - before - 1);
+    if (token.size() < 3 || token[0] != 'p' || token.find('.') == std::string::npos ||
+        live.contains(token))
+      continue;
+    std::error_code removeEc;
+    fs::remove_all(it->path(), removeEc);
+  }
+  for (const auto& token : dead)
+    ::unlink((tmp / fmt::format("{}{}.lock", kOwnerPrefix, token)).c_str());
+}
+
+/// This process's lock on its temporary folders, taken (and dead owners swept) when made;
+/// removed when the process exits normally (a forked child that exits normally leaves its
+/// parent's alone).
+class TempOwner {
+ public:
+  explicit TempOwner(const fs::path& tmp) {
+    sweepDeadOwners(tmp);
+    std::random_device random;
+    const std::string t = fmt::format("p{}.{:08x}", ::getpid(), random());
+    const fs::path pending = tmp / fmt::format("{}{}.lock.new", kOwnerPrefix, t);
+    const fs::path lock = tmp / fmt::format("{}{}.lock", kOwnerPrefix, t);
+    // Locked before it is visible under its final name, so no sweep takes a live one for dead.
+    int fd = ::open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0 && ::flock(fd, LOCK_EX) == 0 && ::rename(pending.c_str(), lock.c_str()) == 0) {
+      token_ = t;
+      lock_ = lock;
+      fd_ = fd;  // stays open (and locked) while the process runs
+    } else if (fd >= 0) {
+      ::unlink(pending.c_str());
+      ::close(fd);
+    }
+  }
+  TempOwner(const TempOwner&) = delete;
+  TempOwner& operator=(const TempOwner&) = delete;
+  ~TempOwner() {
+    if (fd_ < 0 || ::getpid() != pid_) return;
+    ::unlink(lock_.c_str());
+    ::close(fd_);
+  }
+  [[nodiscard]] const std::string& token() const { return token_; }
+
+ private:
+  std::string token_ = "unowned";  // folders are still made, only not swept after a crash
+  fs::path lock_;
+  pid_t pid_ = ::getpid();
+  int fd_ = -1;
+};
+
+const std::string& tempOwnerToken(const fs::path& tmp) {
+  static const TempOwner owner(tmp);
+  return owner.token();
+}
+
+}  // namespace
+
 Result<fs::path> makeTempDir(const std::string& prefix) {
-  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (ec)
+    return fail("tools", fmt::format("cannot find the temporary directory: {}; set TMPDIR to a "
+                                     "writable directory",
+                                     ec.message()));
+  std::string pattern = (tmp / (prefix + "-" + tempOwnerToken(tmp) + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr)
-    return fail("tools",
-                fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+    return fail("tools", fmt::format("cannot create a temporary directory in {}: {}; check that "
+                                     "it is writable and not full",
+                                     tmp.string(), std::strerror(errno)));
   return fs::path(pattern);
 }
 

@@ -175,5 +175,78 @@ TEST_F(WorkspaceTest, KillNineWhilePublishingLeavesAConsistentWorkspace) {
   EXPECT_TRUE(fs::is_empty(dir_ / "tmp"));
 }
 
+TEST_F(WorkspaceTest, AVersionWithAContentKeyIsMadeOnce) {
+  { auto ws = openWorkspace(); }
+  NewVersion program;
+  program.label = "k";
+  program.files = {{"kernel.cu", "cuda_source", "__global__ void k() {}\n"}};
+  program.contentKey = "program 1234";
+  constexpr int kProcesses = 4;
+  std::vector<pid_t> children;
+  std::fflush(nullptr);
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      auto ws = Workspace::open(dir_, {.syncBlobs = false});
+      if (!ws) _exit(3);
+      for (int k = 0; k < 20; ++k)
+        if (!ws->addVersion(program)) _exit(4);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  auto ws = openWorkspace();
+  EXPECT_EQ(must(ws.versions()).size(), 1u);
+  EXPECT_EQ(must(ws.addVersion(program)), VersionId(1));
+  program.contentKey = "program 5678";
+  EXPECT_EQ(must(ws.addVersion(program)), VersionId(2));
+}
+
+TEST_F(WorkspaceTest, RecoveryNeverTakesALiveProcesssTasksForStale) {
+  { auto ws = openWorkspace(); }
+  constexpr int kTasks = 150;
+  std::fflush(nullptr);
+  pid_t child = ::fork();
+  if (child == 0) {
+    // Tasks created running and finished a moment later, while the parent recovers.
+    auto ws = Workspace::open(dir_, {.syncBlobs = false});
+    if (!ws) _exit(3);
+    for (int i = 0; i < kTasks; ++i) {
+      auto t = ws->createTask({.type = TaskType::collect,
+                               .memoKey = hashBytes("live " + std::to_string(i)),
+                               .descriptorJson = "{}",
+                               .running = true});
+      if (!t) _exit(4);
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      TaskResult r;
+      r.task = *t;
+      r.outputs = {{"json", "out.json", "", {}, std::to_string(i)}};
+      if (!ws->finishTask(r)) _exit(5);  // fails if recovery marked it abandoned
+    }
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  int recoveries = 0;
+  int status = 0;
+  while (::waitpid(child, &status, WNOHANG) == 0) {
+    auto ws = Workspace::open(dir_, {.syncBlobs = false});  // recovers on open
+    ASSERT_TRUE(ws) << ws.error().text();
+    auto found = must(ws->recover(true));
+    for (const auto& t : found.staleTasks) ADD_FAILURE() << "live task taken for stale: " << t;
+    ++recoveries;
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_GT(recoveries, 5);
+  auto ws = openWorkspace();
+  auto tasks = must(ws.tasks());
+  ASSERT_EQ(tasks.size(), static_cast<std::size_t>(kTasks));
+  for (const auto& t : tasks) EXPECT_EQ(t.status, TaskStatus::succeeded) << t.id.text() << t.error;
+}
+
 }  // namespace
 }  // namespace argus::workspace

@@ -28,11 +28,36 @@ Database::~Database() {
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
-Result<void> Database::open(const std::filesystem::path& file, bool create, int busyTimeoutMs) {
+Result<void> Database::open(const std::filesystem::path& file, OpenMode mode, int busyTimeoutMs) {
   file_ = file;
   busyTimeoutMs_ = busyTimeoutMs;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-  int rc = sqlite3_open_v2(file.c_str(), &db_, flags, nullptr);
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+  // A URI, so that read-only opens can say mode=ro / immutable=1; the path is percent-encoded
+  // where a URI would read it otherwise.
+  std::string uri = "file:";
+  for (char c : file.string()) {
+    if (c == '%' || c == '?' || c == '#')
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else
+      uri += c;
+  }
+  switch (mode) {
+    case OpenMode::readWrite:
+      flags |= SQLITE_OPEN_READWRITE;
+      break;
+    case OpenMode::create:
+      flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+      break;
+    case OpenMode::readOnly:
+      flags |= SQLITE_OPEN_READONLY;
+      uri += "?mode=ro";
+      break;
+    case OpenMode::immutable:
+      flags |= SQLITE_OPEN_READONLY;
+      uri += "?mode=ro&immutable=1";
+      break;
+  }
+  int rc = sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) return std::unexpected(error(rc, "opening the database"));
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busyTimeoutMs);
@@ -65,8 +90,9 @@ Error Database::error(int rc, std::string_view what) const {
                              "other argus to finish (or stop it) and try again",
                              file_.string(), busyTimeoutMs_ / 1000)};
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
-    return Error{"workspace", fmt::format("{} is damaged or not an Argus database ({}); move it "
-                                          "away and rerun to start a fresh workspace",
+    return Error{"workspace", fmt::format("{} is damaged or not an Argus database ({}); restore "
+                                          "it from a backup, or move it away (its history is "
+                                          "lost) and rerun to start a new workspace",
                                           file_.string(), sqlite3_errstr(rc))};
   if (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_PERM ||
       primary == SQLITE_IOERR || primary == SQLITE_FULL)

@@ -63,6 +63,9 @@ class Statement {
   /// Runs a statement that returns no rows.
   [[nodiscard]] Result<void> run();
 
+  /// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+  [[nodiscard]] int type(int column) const { return sqlite3_column_type(stmt_, column); }
+  [[nodiscard]] double real(int column) const { return sqlite3_column_double(stmt_, column); }
   [[nodiscard]] bool isNull(int column) const {
     return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
   }
@@ -89,6 +92,15 @@ class Statement {
   sqlite3_stmt* stmt_;
 };
 
+/// How a connection may use its file.
+enum class OpenMode {
+  readWrite,  ///< The file must exist.
+  create,     ///< Created when missing.
+  readOnly,   ///< SQLite `mode=ro`: reads only, still sees other processes' commits.
+  immutable,  ///< `mode=ro&immutable=1`: no locks or -shm at all, for a directory that cannot
+              ///< be written (nobody else can be changing it either).
+};
+
 /// One connection. Not thread-safe by itself; the Workspace serializes access.
 class Database {
  public:
@@ -97,14 +109,16 @@ class Database {
   Database& operator=(const Database&) = delete;
   ~Database();
 
-  /// Opens (creating when asked) the database file with the busy timeout set.
-  [[nodiscard]] Result<void> open(const std::filesystem::path& file, bool create,
+  /// Opens the database file in `mode` with the busy timeout set.
+  [[nodiscard]] Result<void> open(const std::filesystem::path& file, OpenMode mode,
                                   int busyTimeoutMs);
   /// Runs one or more statements without results.
   [[nodiscard]] Result<void> exec(std::string_view sql);
   /// A cached prepared statement.
   [[nodiscard]] Result<Statement> prepare(const char* sql);
   [[nodiscard]] std::int64_t lastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+  /// Rows the last INSERT, UPDATE or DELETE changed.
+  [[nodiscard]] std::int64_t changes() const { return sqlite3_changes64(db_); }
 
   /// The Error for SQLite result code `rc` while doing `what`.
   [[nodiscard]] Error error(int rc, std::string_view what) const;

@@ -1,5 +1,6 @@
 // Runs the argus binary as a user would and checks exit codes, messages and JSON.
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -417,6 +418,35 @@ TEST(CliQuery, WithoutAGpuBuildsVariantsAndSaysWhatItSkipped) {
   ASSERT_TRUE(strict);
   EXPECT_EQ(strict->exitCode, 2) << strict->err;
   EXPECT_NE(strict->err.find("--require-gpu"), std::string::npos) << strict->err;
+
+  // `ws check` on the workspace the query made: sound. Then a damaged blob: found, named, and
+  // not "repaired" (history is immutable), so the exit stays 1.
+  const std::string ws = (*dir / "ws").string();
+  auto check = argus({"ws", "check", "--workspace", ws, "--json"});
+  ASSERT_EQ(check.exitCode, 0) << check.err;
+  auto report = nlohmann::json::parse(check.out);
+  EXPECT_EQ(report["ok"], true);
+  EXPECT_GT(report["verify"]["rows_checked"].get<int>(), 10);
+  EXPECT_TRUE(report["recovery"]["stale_tasks"].empty());
+  fs::path largest;
+  for (const auto& e : fs::recursive_directory_iterator(*dir / "ws" / "blobs"))
+    if (e.is_regular_file() && (largest.empty() || e.file_size() > fs::file_size(largest)))
+      largest = e.path();
+  ASSERT_FALSE(largest.empty());
+  {
+    std::fstream blob(largest, std::ios::in | std::ios::out | std::ios::binary);
+    blob.seekp(100);
+    blob.put('\x5a');
+  }
+  for (bool repair : {false, true}) {
+    std::vector<std::string> checkArgs{"ws", "check", "--workspace", ws};
+    if (repair) checkArgs.push_back("--repair");
+    auto damaged = argus(checkArgs);
+    EXPECT_EQ(damaged.exitCode, 1) << damaged.out << damaged.err;
+    EXPECT_NE(damaged.err.find(largest.string()), std::string::npos) << damaged.err;
+    EXPECT_NE(damaged.err.find("is corrupt"), std::string::npos) << damaged.err;
+    EXPECT_NE(damaged.out.find("1 problem remains"), std::string::npos) << damaged.out;
+  }
   fs::remove_all(*dir);
 }
 

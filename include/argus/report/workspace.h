@@ -1,5 +1,5 @@
 // What `argus ws` shows of a workspace: the listing, one object (version, artifact, task, run),
-// the outcome of gc and of fork, as argus.workspace/1 JSON and as text. The session fills these
+// the outcome of gc, check and fork, as argus.workspace/1 JSON and as text. The session fills these
 // (argus/session/workspace_ops.h); ids print with their table's letter (v12, a34, t56, r7).
 #pragma once
 
@@ -44,11 +44,26 @@ struct TaskView {
 using WorkspaceObject =
     std::variant<VersionView, workspace::Provenance, TaskView, workspace::RunRecord>;
 
-/// What gc removed and what the verification after it found.
+/// What gc removed (with what recovery found and repaired first) and what the verification
+/// after it found.
 struct GcOutcome {
   std::string directory;
   workspace::GcReport gc;
   workspace::VerifyReport verify;
+  workspace::RecoveryReport recovery;
+};
+
+/// What `argus ws check` found and, with --repair, repaired. Damaged rows and blobs cannot be
+/// repaired (history is immutable); they stay problems until restored.
+struct CheckOutcome {
+  std::string directory;
+  bool repair = false;
+  workspace::VerifyReport verify;
+  workspace::RecoveryReport recovery;
+  std::uint64_t tempFilesRemoved = 0;  ///< Of verify.strayTempFiles (repair).
+  /// Problems that remain: every damaged row or blob, plus stale state left unrepaired.
+  [[nodiscard]] std::vector<std::string> remaining() const;
+  [[nodiscard]] bool ok() const { return remaining().empty(); }
 };
 
 /// A version made by fork.
@@ -70,6 +85,12 @@ struct ForkOutcome {
 [[nodiscard]] std::string workspaceText(const GcOutcome& outcome);
 /// "argus: workspace: PROBLEM" per problem the verification found.
 [[nodiscard]] std::string workspaceProblems(const GcOutcome& outcome);
+
+[[nodiscard]] nlohmann::ordered_json workspaceJson(const CheckOutcome& outcome);
+/// What was checked, found and repaired; the remaining problems are workspaceProblems().
+[[nodiscard]] std::string workspaceText(const CheckOutcome& outcome);
+/// "argus: workspace: PROBLEM" per remaining problem.
+[[nodiscard]] std::string workspaceProblems(const CheckOutcome& outcome);
 
 [[nodiscard]] nlohmann::ordered_json workspaceJson(const ForkOutcome& outcome);
 [[nodiscard]] std::string workspaceText(const ForkOutcome& outcome);

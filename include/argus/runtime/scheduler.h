@@ -103,11 +103,12 @@ class Scheduler {
   std::atomic<bool> cancelled_{false};
 };
 
-/// A process-wide flag raised by SIGINT once installInterruptHandler() was called; pass it as
-/// RunOptions::cancelFlag so Ctrl-C stops a run cleanly. [thread-safe, async-signal-safe]
+/// A process-wide flag raised by SIGINT or SIGTERM once installInterruptHandler() was called;
+/// pass it as RunOptions::cancelFlag so Ctrl-C or `kill` stops a run cleanly (its workers
+/// terminated, its scratch removed). [thread-safe, async-signal-safe]
 [[nodiscard]] const std::atomic<bool>* interruptFlag();
-/// Installs a SIGINT handler that raises interruptFlag() (a second Ctrl-C restores the default
-/// handler, so a third one kills the process). Call once from main.
+/// Installs a SIGINT and SIGTERM handler that raises interruptFlag() (a second signal restores
+/// the default handlers, so a third one kills the process). Call once from main.
 void installInterruptHandler();
 /// Lowers the flag (between runs, and in tests).
 void resetInterruptFlag();

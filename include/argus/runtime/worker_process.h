@@ -8,7 +8,9 @@
 //         "evidence": {"task/output": {"path": ..., "hash": ...}}}
 //      Inline inputs are first written under <taskDir>/inputs/.
 //   2. It starts the executor's command line in its own process group, cwd = taskDir,
-//      stdin = /dev/null, stdout and stderr merged into the task log (also saved as worker.log),
+//      stdin = /dev/null, stdout and stderr merged into the task log (also saved as worker.log;
+//      kept to WorkerOptions::maxOutputBytes, its first and last halves, so that a worker that
+//      floods its output cannot exhaust Argus's memory or the workspace),
 //      environment = Argus's plus CUDA_VISIBLE_DEVICES=<device> for GPU tasks and
 //      ARGUS_TASK_DIR=<taskDir>.
 //   3. The worker writes its outputs and then <taskDir>/manifest.json:
@@ -23,6 +25,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -40,7 +43,8 @@ struct WorkerExit {
   int signal = 0;          ///< Terminating signal, 0 if it exited.
   bool timedOut = false;   ///< Killed at the deadline.
   bool cancelled = false;  ///< Killed because the cancel flag was raised.
-  std::string output;      ///< stdout and stderr, interleaved as written.
+  std::string output;      ///< stdout and stderr, interleaved as written (capped, see below).
+  std::uint64_t outputDropped = 0;  ///< Bytes cut from the middle of `output` (it says where).
 };
 
 /// Options for runWorker.
@@ -50,6 +54,9 @@ struct WorkerOptions {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancelFlag = nullptr;
   std::chrono::milliseconds terminateGrace{200};  ///< SIGTERM -> SIGKILL delay on cancel.
+  /// Most output kept: the first and the last half of it, with a line saying how much was cut
+  /// between them. The worker is never blocked: the rest is read and dropped.
+  std::size_t maxOutputBytes = 8u << 20;
 };
 
 /// Starts argv in a new process group and waits for it, enforcing the deadline and the cancel

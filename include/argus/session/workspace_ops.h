@@ -1,6 +1,8 @@
-// The workspace verbs' engine (`argus ws list|show|cat|gc|fork`): each opens an existing
+// The workspace verbs' engine (`argus ws list|show|cat|check|gc|fork`): each opens an existing
 // workspace, reads or changes it and returns what the report module renders
-// (argus/report/workspace.h). Ids parse with their table's letter: v12, a34, t56, r7, or bare.
+// (argus/report/workspace.h). The reading verbs (list, show, cat, check without --repair) open
+// it read-only, so they work on a workspace nobody may write. Ids parse with their table's letter:
+// v12, a34, t56, r7, or bare.
 #pragma once
 
 #include <string>
@@ -27,8 +29,16 @@ struct CatRequest {
 /// The bytes of an artifact or of a version's file (also written to `output` when given).
 [[nodiscard]] Result<std::string> catObject(const CatRequest& request);
 
-/// Deletes unreferenced blobs and killed writers' temp files, then verifies every artifact.
+/// Recovers stale tasks and dead processes' folders, deletes unreferenced blobs and killed
+/// writers' temp files, then verifies every row and artifact.
 [[nodiscard]] Result<report::GcOutcome> collectGarbage(const std::string& workspace);
+
+/// Verifies every row (checksum, references, file names) and every blob (presence, content
+/// hash) and finds stale state (unfinished tasks of dead processes, their folders, temp files of
+/// killed writers); with `repair` (a writable open), marks those tasks abandoned and removes
+/// that state. Damaged rows and blobs are reported, never changed.
+[[nodiscard]] Result<report::CheckOutcome> checkWorkspace(const std::string& workspace,
+                                                          bool repair);
 
 struct ForkRequest {
   std::string workspace;

@@ -38,7 +38,10 @@ struct ProcessOptions {
 /// the project's .venv. The error says how to install the tool. [thread-safe]
 [[nodiscard]] Result<std::filesystem::path> findTool(const std::string& name);
 
-/// Creates a fresh private temporary directory (removed by the caller when done).
+/// Creates a fresh private temporary directory, <TMPDIR>/<prefix>-<owner>-XXXXXX, removed by the
+/// caller when done. <owner> names this process's lock (<TMPDIR>/argus-owner-<owner>.lock, held
+/// while it runs): the first call of a process removes the folders of owners that died without
+/// removing theirs (a kill -9). [thread-safe]
 [[nodiscard]] Result<std::filesystem::path> makeTempDir(const std::string& prefix);
 
 /// Reads a whole file; the error names the path.

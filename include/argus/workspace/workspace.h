@@ -9,12 +9,24 @@
 //                            one file per small output would cost a file creation each.
 //   tmp/                     blob writes in progress; renamed into blobs/ when complete
 //   lock                     flock: publishers hold it shared, gc exclusive
+//   owners/<token>.lock      one per process that has the workspace open for writing, flocked
+//                            by it for as long as it is open: a lock that can be taken belongs
+//                            to a dead process (robust to pid reuse, unlike a recorded pid)
+//   owners/<token>/          that process's scratch space (a query's task directories);
+//                            removed when it closes the workspace, or by a later process's
+//                            recovery when it died
 //   .gitignore               `*`, written when open() makes the directory: git ignores it
 //
 // Guarantees:
 // - Immutable: rows are append-only (SQLite triggers reject updates and deletes), except that a
 //   task's status moves forward once: queued -> running -> succeeded/failed/timed_out/cancelled.
 //   A blob with an existing hash is reused, never rewritten.
+// - Checked: every metadata row carries a checksum of its columns, verified whenever the row is
+//   read, and every blob is checked against its content hash when read, so a damaged database
+//   or blob is an error naming it, never different metadata or bytes.
+// - Owned: each unfinished task records the process that runs it (its owners/ token); a task
+//   whose owner died is stale, and recovery (on a writable open, `ws gc`, `ws check --repair`)
+//   marks it failed ("abandoned: ...") and removes the dead owner's scratch folder.
 // - Crash consistent: a blob is written to tmp/, fsynced, renamed into place and its directory
 //   fsynced before the row that names it commits, so a process killed at any point leaves only
 //   complete blobs visible; stray temp files are removed by gc().
@@ -43,8 +55,10 @@
 
 namespace argus::workspace {
 
-/// The schema version this build writes; a workspace with a newer one is refused.
-inline constexpr int kSchemaVersion = 1;
+/// The schema version this build writes; a workspace with a newer one is refused, one with an
+/// older one is migrated when opened for writing. 2: row checksums, task owners and version
+/// content keys.
+inline constexpr int kSchemaVersion = 2;
 
 /// Contents up to this size are stored in the database instead of a blob file.
 inline constexpr std::size_t kInlineBlobLimit = 4096;
@@ -131,6 +145,9 @@ struct NewVersion {
   std::optional<TaskId> task{};
   std::vector<File> files{};
   std::vector<std::string> removedFiles{};
+  /// When not empty: the version's identity by content. addVersion returns the existing version
+  /// with this key instead of adding a second one (atomically, also across processes).
+  std::string contentKey{};
 };
 
 /// One attempt of a task with its inputs and (when it succeeded) outputs.
@@ -147,6 +164,7 @@ struct TaskRecord {
   std::optional<TimestampMs> endedAt{};
   std::string error{};
   std::optional<ArtifactId> log{};
+  std::string owner{};  ///< Token of the process that created it (owners/<token>.lock).
   std::vector<ArtifactId> inputs{};       ///< In the order given to createTask.
   std::vector<ArtifactRecord> outputs{};  ///< Artifacts the task published, in publish order.
 };
@@ -198,13 +216,28 @@ struct Provenance {
   bool truncated = false;  ///< Inputs not expanded because the depth bound was reached.
 };
 
-/// Result of verify(): empty `problems` means every artifact's blob exists and hashes right.
+/// Result of verify(): empty `problems` means the database passes SQLite's integrity check, every
+/// row its checksum, references and file-name checks, and every artifact's blob exists and
+/// hashes right.
 struct VerifyReport {
   std::vector<std::string> problems{};  ///< One sentence each, naming the path.
+  std::uint64_t rowsChecked = 0;
   std::uint64_t artifactsChecked = 0;
   std::uint64_t blobsChecked = 0;
   std::uint64_t strayTempFiles = 0;  ///< Left by killed writers; invisible, removed by gc().
   [[nodiscard]] bool ok() const { return problems.empty(); }
+};
+
+/// Result of recover(): unfinished tasks and scratch folders whose owner process is gone.
+struct RecoveryReport {
+  std::vector<std::string> staleTasks{};  ///< "t12 (owner 4711-9f3a, gone)", one per task.
+  /// Dead owners' scratch folders and lease files.
+  std::vector<std::filesystem::path> staleFolders{};
+  std::uint64_t tasksAbandoned = 0;  ///< Marked failed with reason "abandoned: ..." (repair).
+  std::uint64_t foldersRemoved = 0;  ///< Of staleFolders, removed (repair).
+  /// Tasks left running by an Argus without owner records (schema 1) while another process
+  /// holds the workspace open: they may be its, so they are left alone.
+  std::uint64_t tasksOfUnknownOwner = 0;
 };
 
 /// Result of gc().
@@ -232,7 +265,13 @@ struct WorkspaceStats {
 };
 
 struct OpenOptions {
-  bool create = true;  ///< Create the directory and database when missing.
+  bool create = true;  ///< Create the directory and database when missing (never when damaged).
+  /// Open without writing anything (SQLite mode=ro; immutable=1 where the directory cannot be
+  /// written): for the verbs that only read. Writing calls then fail naming the workspace.
+  bool readOnly = false;
+  /// On a writable open, recover() with repair: tasks of dead owners are marked abandoned and
+  /// their scratch folders removed.
+  bool recover = true;
   std::chrono::milliseconds busyTimeout{30'000};  ///< Wait this long for another process's lock.
   int zstdLevel = 3;
   double minCompressionSaving = 0.10;  ///< Store compressed only when it saves this fraction.
@@ -254,6 +293,10 @@ class Workspace {
   ~Workspace();
 
   [[nodiscard]] const std::filesystem::path& directory() const;
+  /// This process's scratch folder (owners/<token>/), made on a writable open and removed when
+  /// the workspace is closed or, after a crash, by the next process's recovery. Empty when
+  /// opened read-only.
+  [[nodiscard]] const std::filesystem::path& scratchDirectory() const;
 
   // --- Versions -------------------------------------------------------------------------------
   /// Adds a version; its files are published as artifacts bound to it, all in one transaction.
@@ -306,9 +349,15 @@ class Workspace {
   [[nodiscard]] Result<std::vector<RunRecord>> runsOf(TaskId task) const;
 
   // --- Maintenance ----------------------------------------------------------------------------
-  /// Checks the database (SQLite integrity check) and that every artifact's blob exists and
-  /// hashes right; counts stray temp files.
+  /// Checks the database (SQLite integrity check), every row (checksum, references, a version's
+  /// file names) and that every artifact's blob exists and hashes right; counts stray temp files.
   [[nodiscard]] Result<VerifyReport> verify() const;
+  /// Finds unfinished tasks whose owner process is gone and dead owners' scratch folders; with
+  /// `repair`, marks those tasks failed ("abandoned: ...") and removes the folders. Tasks of
+  /// live owners (this process included) are never touched.
+  [[nodiscard]] Result<RecoveryReport> recover(bool repair);
+  /// Deletes the temp files of killed blob writers (as gc() does, without collecting blobs).
+  [[nodiscard]] Result<std::uint64_t> removeStrayTempFiles();
   /// Deletes blobs no artifact references and temp files of killed writers. Waits (up to the busy
   /// timeout) for publishers in other processes to finish.
   [[nodiscard]] Result<GcReport> gc();
