@@ -41,7 +41,7 @@ while (($#)); do
   esac
 done
 ((${#stages[@]})) || stages=(asan tsan fuzz)
-targets=(ptx regions ttgir scope spec trace evidence)
+targets=(ptx regions ttgir scope spec trace evidence workspace)
 if [ -n "$only" ]; then IFS=, read -r -a targets <<<"$only"; fi
 
 export PATH="/usr/local/cuda/bin:$PATH"

@@ -9,7 +9,8 @@
 Seeds are real inputs: PTX from nvcc and Triton (tests/data/ptx, tests/data/triton), the
 examples' program specs and the recipes, trace bundles captured on the H200
 (tests/data/reports/*/inputs, tests/data/reports/*/evidence), Proton's Chrome trace, and the PC,
-ncu and system-trace evidence in tests/data. Targets that read several formats take a first
+ncu and system-trace evidence in tests/data, and byte patches of a real workspace's argus.db
+(tests/data/workspace). Targets that read several formats take a first
 byte that picks the reader (see the target's source); the seeds carry it.
 """
 import pathlib
@@ -55,6 +56,13 @@ def seeds(target):
         for byte, pattern in picks:
             out += [(f"{byte}_{p.name}", bytes([byte]) + p.read_bytes()) for p in files(pattern)]
         return out
+    if target == "workspace":
+        # Patches (u32 offset, byte) of tests/data/workspace/argus.db: none, the SQLite header's
+        # page size, the schema table's first page, a row of the last page.
+        size = (DATA / "workspace" / "argus.db").stat().st_size
+        patch = lambda offset, byte: offset.to_bytes(4, "little") + bytes([byte])
+        return [("unpatched", b""), ("page_size", patch(16, 0x20)),
+                ("schema_page", patch(150, 0x41) + patch(400, 0)), ("last_page", patch(size - 100, 0xff))]
     sys.exit(f"seed_corpus.py: unknown target `{target}`")
 
 
