@@ -81,7 +81,7 @@ stage_tsan() {
     say "configuring $tsan (g++, TSan)"
     cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DARGUS_SANITIZE=thread \
-      -DARGUS_BUILD_BENCHMARKS=OFF -DARGUS_BUILD_EXAMPLES=OFF "${launcher[@]}" >/dev/null
+      -DARGUS_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
   fi
   # The modules with threads: the scheduler and its executors, the workspace under concurrent
   # writers, and the session that drives both.

@@ -34,8 +34,8 @@ for stage in "${stages[@]}"; do
   case "$stage" in
     asan)
       b=/tmp/argus-asan
-      configure "$b" address,undefined && cmake --build "$b" -j "$(nproc)" >"$out/asan-build.log" 2>&1
-      echo "asan build: exit $? ($(since))"; grep -E "error" "$out/asan-build.log" | head -5
+      configure "$b" address,undefined && cmake --build "$b" -j "$(nproc)" -- -k 0 >"$out/asan-build.log" 2>&1
+      echo "asan build: exit $? ($(since))"; grep -E "error" "$out/asan-build.log" | head -20
       (cd "$b" && timeout 420 ctest -LE gpu -j "$(nproc)" --timeout 300 --output-on-failure \
         >"$out/asan-ctest.log" 2>&1)
       echo "asan ctest -LE gpu: exit $? ($(since))"
@@ -43,7 +43,8 @@ for stage in "${stages[@]}"; do
         "$out/asan-ctest.log" | head -40 ;;
     tsan)
       b=/tmp/argus-tsan
-      configure "$b" thread -DARGUS_BUILD_EXAMPLES=OFF &&
+      rm -rf "$b"
+      configure "$b" thread -DARGUS_BUILD_EXAMPLES=ON &&
         cmake --build "$b" -j "$(nproc)" --target argus_runtime_tests argus_workspace_tests \
           argus_session_tests >"$out/tsan-build.log" 2>&1
       echo "tsan build: exit $? ($(since))"; grep -E "error" "$out/tsan-build.log" | head -5

@@ -226,6 +226,18 @@ void sweepDeadOwners(const fs::path& tmp) {
     if (token.size() < 3 || token[0] != 'p' || token.find('.') == std::string::npos ||
         live.contains(token))
       continue;
+    // An owner that started after the first pass listed the locks: its lock (made and locked
+    // before any of its folders) says it lives. Only a lock that is free or gone now is dead.
+    if (!dead.contains(token)) {
+      int fd = ::open((tmp / fmt::format("{}{}.lock", kOwnerPrefix, token)).c_str(),
+                      O_RDONLY | O_CLOEXEC);
+      const bool held = fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+      if (fd >= 0) ::close(fd);
+      if (held) {
+        live.insert(token);
+        continue;
+      }
+    }
     std::error_code removeEc;
     fs::remove_all(it->path(), removeEc);
   }

@@ -490,7 +490,8 @@ TEST_F(WorkspaceTest, TaskCanBeCreatedRunning) {
   EXPECT_EQ(must(ws.task(id)).status, TaskStatus::succeeded);
 }
 
-TEST_F(WorkspaceTest, TenThousandMemoLookupsTakeWellUnderASecond) {
+// Correctness only: how fast memo lookups are is a benchmark's question, not a test's.
+TEST_F(WorkspaceTest, TenThousandTasksPublishedAtOnceAreAllFoundByTheirMemoKeys) {
   auto ws = openWorkspace(OpenOptions{.syncBlobs = false});
   constexpr int kTasks = 10'000;
   std::vector<ContentHash> keys;
@@ -501,17 +502,13 @@ TEST_F(WorkspaceTest, TenThousandMemoLookupsTakeWellUnderASecond) {
     TaskId t = must(ws.createTask({TaskType::collect, keys.back(), d.dump(), {}, {}}));
     results.push_back({.task = t, .outputs = {{"json", "", "", {}, d.dump()}}});
   }
-  auto publishStart = std::chrono::steady_clock::now();
   must(ws.finishTasks(results));
-  auto lookupStart = std::chrono::steady_clock::now();
   int hits = 0;
-  for (const auto& key : keys) hits += must(ws.findSucceededTask(key)).has_value() ? 1 : 0;
-  auto end = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTasks; ++i) {
+    auto found = must(ws.findSucceededTask(keys[i]));
+    if (found && found->descriptorJson == nlohmann::json({{"task", i}}).dump()) ++hits;
+  }
   EXPECT_EQ(hits, kTasks);
-  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-  std::printf("publish %d tasks in one transaction: %.1f ms; %d memo lookups: %.1f ms\n", kTasks,
-              ms(lookupStart - publishStart), kTasks, ms(end - lookupStart));
-  EXPECT_LT(ms(end - lookupStart), 500.0);
 }
 
 }  // namespace

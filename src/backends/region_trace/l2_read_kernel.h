@@ -50,7 +50,10 @@ DONE:
 }
 )";
 
+// g++'s AddressSanitizer makes a global's address non-constant, so its builds skip the check.
+#if !defined(__SANITIZE_ADDRESS__)
 static_assert(std::string_view(kL2ReadPtx).find(".entry argus_l2_read(") != std::string_view::npos,
               "kL2ReadKernel names the kernel kL2ReadPtx declares");
+#endif
 
 }  // namespace argus::inject
