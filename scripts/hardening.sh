@@ -136,7 +136,7 @@ stage_fuzz() {
       say "fuzz_$t: ${execs:-0} executions, no crash"
     fi
   done
-  column -t "$summary"
+  column -t "$summary" 2>/dev/null || cat "$summary"
   return $failed
 }
 

@@ -106,8 +106,12 @@ Result<std::vector<fs::path>> existingPaths(const YAML::Node& node, const fs::pa
   if (!names) return std::unexpected(names.error());
   std::vector<fs::path> out;
   for (const auto& name : *names) {
-    fs::path path = fs::weakly_canonical(file.parent_path() / name);
     std::error_code ec;
+    fs::path path = fs::weakly_canonical(file.parent_path() / name, ec);
+    if (ec)
+      return std::unexpected(
+          specError(file, field,
+                    fmt::format("`{}` is not a path Argus can resolve: {}", name, ec.message())));
     bool ok = directories ? fs::is_directory(path, ec) : fs::is_regular_file(path, ec);
     if (!ok)
       return std::unexpected(
@@ -445,6 +449,9 @@ Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
 Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
   try {
     return loadProgramSpecFields(specFile);
+  } catch (const fs::filesystem_error& e) {
+    return fail("program", fmt::format("{}: a path the spec names: {}",
+                                       fs::absolute(specFile).string(), e.what()));
   } catch (const YAML::Exception& e) {
     // What the field checks did not foresee (a key that is not a scalar, ...): still a place.
     return fail("program", fmt::format("{}:{}:{}: {}", fs::absolute(specFile).string(),

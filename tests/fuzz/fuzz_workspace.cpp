@@ -92,7 +92,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     out.write(db.data(), static_cast<std::streamsize>(db.size()));
   }
   if (fs::is_directory(s.blobs)) fs::create_directory_symlink(s.blobs, s.scratch / "blobs", ec);
+  // Read-only, as the verbs that show a workspace (ws list, show, cat, check) open one.
   workspace::OpenOptions options;
+  options.readOnly = true;
   options.create = false;
   options.syncBlobs = false;
   options.busyTimeout = std::chrono::milliseconds(0);
