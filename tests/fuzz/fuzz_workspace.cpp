@@ -21,9 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Seed {
-  std::string db;   // argus.db of the seed workspace
-  fs::path blobs;   // its blobs/ directory
-  fs::path scratch; // the workspace each input is written to
+  std::string db;    // argus.db of the seed workspace
+  fs::path blobs;    // its blobs/ directory
+  fs::path scratch;  // the workspace each input is written to
 };
 
 const Seed& seed() {
@@ -79,9 +79,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Seed& s = seed();
   std::string db = s.db;
   for (size_t i = 0; i + 5 <= size; i += 5) {
-    const uint32_t offset = static_cast<uint32_t>(data[i]) | static_cast<uint32_t>(data[i + 1]) << 8 |
-                            static_cast<uint32_t>(data[i + 2]) << 16 |
-                            static_cast<uint32_t>(data[i + 3]) << 24;
+    const uint32_t offset =
+        static_cast<uint32_t>(data[i]) | static_cast<uint32_t>(data[i + 1]) << 8 |
+        static_cast<uint32_t>(data[i + 2]) << 16 | static_cast<uint32_t>(data[i + 3]) << 24;
     if (!db.empty()) db[offset % db.size()] = static_cast<char>(data[i + 4]);
   }
   std::error_code ec;
