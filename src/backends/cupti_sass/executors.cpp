@@ -170,8 +170,8 @@ void registerCuptiPcExecutors(runtime::ExecutorRegistry& registry, program::Prog
                                                   {"cupti_sass", Family::SassMetrics},
                                                   {"cupti_pc_sampling", Family::PcSampling}};
   const char* descriptions[] = {
-      "runs the mapping build (shared callees cloned, PTX painted) under CUPTI SASS metrics: "
-      "exact per-PC counts n(r,p)",
+      ("runs the mapping build (shared callees cloned, PTX painted) under CUPTI SASS metrics: "
+       "exact per-PC counts n(r,p)"),
       "runs the reference build under CUPTI SASS metrics: per-PC warp/thread instructions",
       "runs the reference build under CUPTI PC sampling: per-PC stall reasons"};
   for (size_t i = 0; i < 3; ++i) {
