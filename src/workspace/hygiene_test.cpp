@@ -23,16 +23,9 @@ namespace {
 
 using testing::must;
 using testing::randomBytes;
+using testing::rawSql;
 using testing::repetitiveText;
 using testing::WorkspaceTest;
-
-int rawSql(const fs::path& db, const char* sql) {
-  sqlite3* handle = nullptr;
-  sqlite3_open(db.c_str(), &handle);
-  int rc = sqlite3_exec(handle, sql, nullptr, nullptr, nullptr);
-  sqlite3_close(handle);
-  return rc;
-}
 
 bool contains(const std::string& text, std::string_view part) {
   return text.find(part) != std::string::npos;

@@ -16,17 +16,9 @@ namespace {
 
 using testing::must;
 using testing::randomBytes;
+using testing::rawSql;
 using testing::repetitiveText;
 using testing::WorkspaceTest;
-
-/// Runs SQL against the workspace database behind the API's back (to simulate tampering).
-int rawSql(const fs::path& db, const char* sql) {
-  sqlite3* handle = nullptr;
-  sqlite3_open(db.c_str(), &handle);
-  int rc = sqlite3_exec(handle, sql, nullptr, nullptr, nullptr);
-  sqlite3_close(handle);
-  return rc;
-}
 
 VersionId addProgram(Workspace& ws, std::string label = "baseline") {
   NewVersion v;

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "argus/support/process.h"
 #include "argus/workspace/workspace.h"
@@ -58,6 +59,15 @@ template <class T>
 T must(Result<T> result) {
   if (!result) throw std::runtime_error(result.error().text());
   if constexpr (!std::is_void_v<T>) return std::move(*result);
+}
+
+/// Runs SQL against the workspace database behind the API's back (to simulate tampering).
+inline int rawSql(const std::filesystem::path& db, const char* sql) {
+  sqlite3* handle = nullptr;
+  sqlite3_open(db.c_str(), &handle);
+  int rc = sqlite3_exec(handle, sql, nullptr, nullptr, nullptr);
+  sqlite3_close(handle);
+  return rc;
 }
 
 }  // namespace argus::workspace::testing
