@@ -18,13 +18,8 @@ if [ "${1:-}" = "--pack" ]; then
   du -sh build-fuzz-bin
   exit 0
 fi
-deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then
-  for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$deps"; done
-fi
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
+source "$root/scripts/gpu/lib.sh"
+gpu_setup
 nproc >"$out/cores.txt"
 status=0
 for spec in "$@"; do

@@ -1,8 +1,8 @@
 # Sourced by the scripts that run ON the GPU machine (carry .debs): `source scripts/gpu/lib.sh`.
 #   gpu_setup [OUTDIR]          $out is OUTDIR, else $OUT, else /tmp/argus-out (created); CUDA's
-#                               bin goes on PATH and the carried .debs' libraries (unpacked by
-#                               device-build.sh) first on LD_LIBRARY_PATH. $gpu_root is the
-#                               repository's root.
+#                               bin goes on PATH and the carried .debs' libraries (unpacked into
+#                               /tmp/argus-deps when not there yet) first on LD_LIBRARY_PATH.
+#                               $gpu_root is the repository's root.
 #   gpu_build LOG [TARGET...]   builds the targets (all when none) with device-build.sh, its
 #                               output in $out/LOG, and sets $B to the build folder
 #                               ($ARGUS_BUILD_DIR, else /tmp/argus-build); on failure prints the
@@ -22,6 +22,9 @@ gpu_setup() {
   out="${1:-${OUT:-/tmp/argus-out}}"
   mkdir -p "$out"
   export PATH=/usr/local/cuda/bin:$PATH
+  if [ ! -d /tmp/argus-deps/usr ]; then
+    for deb in "$gpu_root"/.debs/*.deb; do dpkg -x "$deb" /tmp/argus-deps; done
+  fi
   export LD_LIBRARY_PATH="/tmp/argus-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 }
 

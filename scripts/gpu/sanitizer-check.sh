@@ -7,17 +7,12 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+source "$root/scripts/gpu/lib.sh"
+gpu_setup
 deps=/tmp/argus-deps
-if [ ! -d "$deps/usr" ]; then
-  for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$deps"; done
-fi
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH=/usr/local/cuda/bin:$PATH
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-out="${OUT:-/tmp/argus-out}"
-mkdir -p "$out"
 start=$(date +%s)
 since() { echo "$(($(date +%s) - start)) s"; }
 stages=("$@")
