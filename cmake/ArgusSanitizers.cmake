@@ -42,6 +42,13 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND (ARGUS_SANITIZE OR ARGUS_FUZZ))
   target_compile_options(argus_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-error>)
 endif()
 
+# Debian's g++ links with --as-needed and Clang does not: without it a Clang build's tests record
+# every library their targets name, such as the CUDA stub libcuda.so.1 that CUDA::nvrtc brings,
+# and cannot start on a machine without a driver.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  add_link_options(LINKER:--as-needed)
+endif()
+
 # Clang before 19 announces __cpp_concepts 201907 although it implements what libstdc++ 12's
 # <expected> needs (P0848, conditionally trivial special members, Clang 16), so that header
 # hides std::expected from it. The Clang builds (fuzzing) announce the C++20 value.

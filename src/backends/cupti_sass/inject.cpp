@@ -207,6 +207,8 @@ struct State {
 constexpr inject::Library kLibrary{"argus-cupti", "collecting nothing"};
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
+// A state whose subscriber was abandoned: kept, since a callback already running may still read it.
+State* gAbandoned = nullptr;
 thread_local PendingLaunch tPending;
 
 void reportError(const std::string& message) {
@@ -998,7 +1000,9 @@ int initialize() {
   const auto dir = inject::openOutputDir(kLibrary, "ARGUS_OUT_DIR",
                                          {"launches.jsonl", "kernels.jsonl", "errors.txt"});
   if (!dir) return 1;
-  auto* state = new State;
+  // Owned here until CUPTI may call back into it: a failure before that frees it.
+  auto owned = std::make_unique<State>();
+  State* state = owned.get();
   state->dir = *dir;
   gState = state;
   const char* metrics = std::getenv("ARGUS_SASS_METRICS");
@@ -1074,6 +1078,7 @@ int initialize() {
     return 1;
   }
   state->subscriber = *subscriber;
+  gState = owned.release();  // from here on the process keeps it
   ok = inject::enableLaunchCallbacks(state->subscriber, reportError) && ok;
   // Best effort: without these callbacks the initialisation runs inline at the first
   // configuration (or at context creation, whose callback is enabled anyway).
@@ -1085,6 +1090,7 @@ int initialize() {
                     ") failed; the profiler initialisation starts at context creation");
   }
   if (!ok) {
+    gAbandoned = state;
     gState = nullptr;
     inject::abandon(kLibrary, state->subscriber, reportError);
     return 1;

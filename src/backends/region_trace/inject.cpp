@@ -97,6 +97,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -205,6 +206,8 @@ constexpr std::uint64_t kDefaultQuietMs = 0;
 constexpr Library kLibrary{"argus-inject", "tracing nothing"};
 
 State* gState = nullptr;  // Leaked on purpose: callbacks may run during process teardown.
+// A state whose subscriber was abandoned: kept, since a callback already running may still read it.
+State* gAbandoned = nullptr;
 thread_local PendingLaunch tPending;
 
 std::string hex(const void* p) {
@@ -902,7 +905,9 @@ int initialize() {
   const auto dir =
       openOutputDir(kLibrary, "ARGUS_TRACE_DIR", {"launches.jsonl", "kernels.jsonl", "errors.txt"});
   if (!dir) return 1;
-  auto* state = new State;
+  // Owned here until CUPTI may call back into it: a failure before that frees it.
+  auto owned = std::make_unique<State>();
+  State* state = owned.get();
   state->dir = *dir;
   std::error_code ec;
   state->capacity = static_cast<std::uint32_t>(envNumber("ARGUS_TRACE_CAPACITY", 256));
@@ -933,6 +938,7 @@ int initialize() {
     return 1;
   }
   state->subscriber = *subscriber;
+  gState = owned.release();  // from here on the process keeps it
   if (!state->turnPath.empty() &&
       (api.cuptiGetCallbackName == nullptr || api.cuptiGetTimestamp == nullptr)) {
     reportError("this CUPTI lacks cuptiGetCallbackName/cuptiGetTimestamp: ARGUS_GPU_TURN ignored");
@@ -989,6 +995,7 @@ int initialize() {
   }
   ok = enableLaunchCallbacks(state->subscriber, reportError) && ok;
   if (!ok) {
+    gAbandoned = state;
     gState = nullptr;
     abandon(kLibrary, state->subscriber, reportError);
     return 1;
