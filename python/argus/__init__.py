@@ -131,10 +131,24 @@ def _query_args(program: PathLike, kernel: Optional[str], region: Optional[str],
     return args
 
 
-def regions(target: PathLike, *, arch: Optional[str] = None) -> dict:
+def _derive_args(derive: Optional[Sequence[str]], regions_file: Optional[PathLike]) -> list:
+    """``--derive`` / ``--regions-file``: regions derived without editing the source
+    (docs/regions-file.md)."""
+    args = []
+    if derive:
+        args += ["--derive", ",".join([derive] if isinstance(derive, str) else derive)]
+    if regions_file:
+        args += ["--regions-file", str(regions_file)]
+    return args
+
+
+def regions(target: PathLike, *, arch: Optional[str] = None,
+            derive: Optional[Sequence[str]] = None,
+            regions_file: Optional[PathLike] = None) -> dict:
     """Region tree of a program spec, .cu, .ptx, or Triton .ttgir/.ttir file (schema
-    argus.regions/1): ``{"kernels": [{"name", "regions": [{"id", "path", ...}]}]}``."""
-    args = ["regions", str(target), "--json"]
+    argus.regions/1): ``{"kernels": [{"name", "regions": [{"id", "path", ...}]}]}``. ``derive``
+    (selectors such as ``["loops", "ops"]``) and ``regions_file`` add derived regions."""
+    args = ["regions", str(target), "--json", *_derive_args(derive, regions_file)]
     if arch:
         args += ["--arch", arch]
     return _run(args)
@@ -142,11 +156,14 @@ def regions(target: PathLike, *, arch: Optional[str] = None) -> dict:
 
 def plan(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
          region: Optional[str] = None, scope: Optional[str] = None,
-         ops: Optional[Sequence[str]] = None, workspace: Optional[PathLike] = None) -> dict:
+         ops: Optional[Sequence[str]] = None, workspace: Optional[PathLike] = None,
+         derive: Optional[Sequence[str]] = None,
+         regions_file: Optional[PathLike] = None) -> dict:
     """The plan Argus would run for a query: tasks, run partitions and why runs are separate.
-    ``program`` is a spec path, or a version id of ``workspace`` (e.g. a fork)."""
+    ``program`` is a spec path, or a version id of ``workspace`` (e.g. a fork); ``derive`` and
+    ``regions_file`` as for ``regions``."""
     return _run(["plan", *_query_args(program, kernel, region, scope, signals, workspace, ops),
-                 "--json"])
+                 *_derive_args(derive, regions_file), "--json"])
 
 
 @dataclass
@@ -196,16 +213,19 @@ def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = 
           region: Optional[str] = None, scope: Optional[str] = None,
           workspace: Optional[PathLike] = None, require_gpu: bool = False,
           ops: Optional[Sequence[str]] = None,
-          concurrent_probes: Optional[int] = None) -> Report:
+          concurrent_probes: Optional[int] = None,
+          derive: Optional[Sequence[str]] = None,
+          regions_file: Optional[PathLike] = None) -> Report:
     """Plan, build, run and synthesize a region query; results are kept in the workspace and a
     repeated query reuses them. ``program`` is a spec path, or a version id of ``workspace`` (what
     ``fork`` returned: a Triton kernel is then compiled from the fork's edited .ttgir). Collections that need a GPU the machine lacks are listed in
     ``Report.not_collected`` (or raise with ``require_gpu=True``). ``ops`` names the async op
     sites an ``op_latency`` query probes (op IDs from ``argus ptx discover``);
     ``concurrent_probes`` starts that many probe processes at once per GPU (default: 8, or the
-    host's CPU threads if fewer; ``argus query --help`` says how that was checked)."""
+    host's CPU threads if fewer; ``argus query --help`` says how that was checked). ``derive``
+    and ``regions_file`` add regions derived without editing the source, as for ``regions``."""
     args = ["query", *_query_args(program, kernel, region, scope, signals, workspace, ops),
-            "--json"]
+            *_derive_args(derive, regions_file), "--json"]
     if require_gpu:
         args.append("--require-gpu")
     if concurrent_probes is not None:

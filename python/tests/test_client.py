@@ -45,6 +45,41 @@ class Regions(unittest.TestCase):
         self.assertIn("must nest", e.exception.message)
 
 
+class DerivedRegions(unittest.TestCase):
+    """Regions derived without editing the source (docs/regions-file.md), on nvcc PTX."""
+
+    def test_derive_list_nests_ops_in_loops(self):
+        r = argus.regions(DATA / "ptx" / "derive_loops.ptx", derive=["loops", "ops"])
+        (kernel,) = [k for k in r["kernels"] if k["entry"]]
+        by_path = {x["path"]: x for x in kernel["regions"]}
+        self.assertIn("loop_derive_loops_12/loop_derive_loops_13", by_path)
+        self.assertEqual(by_path["loop_derive_loops_12/bar_sync"]["derived"], "op:bar_sync")
+
+    def test_region_file_refines_a_marked_region(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "regions.yaml"
+            f.write_text("regions:\n  - refine: mainloop\n    regions:\n"
+                         "      - {name: wait, select: op:mbarrier_wait}\n")
+            r = argus.regions(DATA / "ptx" / "examples_tma_gemm.ptx", regions_file=f)
+        paths = [x["path"] for x in r["kernels"][0]["regions"]]
+        self.assertIn("mainloop/wait", paths)
+
+    def test_a_selector_that_selects_nothing_says_what_exists(self):
+        with self.assertRaises(argus.ArgusError) as e:
+            argus.regions(DATA / "ptx" / "derive_loops.ptx", derive="op:wgmma")
+        self.assertIn("no wgmma instruction", e.exception.message)
+        self.assertIn("bar_sync", e.exception.message)
+
+    def test_a_region_file_with_an_unknown_field_names_its_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "regions.yaml"
+            f.write_text("regions:\n  - name: a\n    selekt: loops\n")
+            with self.assertRaises(argus.ArgusError) as e:
+                argus.regions(DATA / "ptx" / "derive_loops.ptx", regions_file=f)
+        self.assertIn("regions.yaml:3:5", e.exception.message)
+        self.assertIn("unknown field `selekt`", e.exception.message)
+
+
 class PlanAndQuery(unittest.TestCase):
     spec = ROOT / "examples" / "tma_gemm" / "argus.yaml"
 

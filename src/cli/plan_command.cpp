@@ -54,6 +54,14 @@ void addQueryOptions(CLI::App& verb, session::QueryRequest& o) {
                   "occurrences warps begin without lane 0, not only count them), "
                   "record_layout=full (64-bit timestamps), time_base=clock64, ... "
                   "(docs/tracing.md). Each choice is its own variant in the workspace");
+  verb.add_option("--derive", o.derive,
+                  "Regions derived into the kernels' PTX, without editing the source: "
+                  "comma-separated selectors: loops, ops (every async-op and barrier kind "
+                  "present), loop:[FILE:]LINE, op:KIND, func:NAME, lines:[FILE:]A-B "
+                  "(docs/regions-file.md); `argus regions TARGET --derive ...` shows the tree");
+  verb.add_option("--regions-file", o.regionsFile,
+                  "A region file (YAML or JSON, docs/regions-file.md): named regions by selector, "
+                  "nested, and `refine:` splits of marked regions");
   verb.add_option("--recipes", o.recipes, "Recipe directory (default: the shipped catalog)");
 }
 

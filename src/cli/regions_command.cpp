@@ -15,11 +15,16 @@ struct RegionsOptions {
   std::string target;
   std::string arch = "sm_90a";
   std::vector<std::string> nvccFlags;
+  std::string derive;
+  std::string regionsFile;
   bool json = false;
 };
 
 int runRegions(const RegionsOptions& o) {
-  auto tree = session::regions({.target = o.target, .arch = o.arch, .nvccFlags = o.nvccFlags});
+  auto tree = session::regions({.target = o.target,
+                                .arch = o.arch,
+                                .nvccFlags = o.nvccFlags,
+                                .derive = {o.derive, o.regionsFile}});
   if (!tree) return reportError(tree.error());
   if (o.json) {
     std::cout << report::regionsJson(*tree).dump(2) << "\n";
@@ -47,6 +52,12 @@ std::vector<Command> addRegionsCommands(CLI::App& app) {
   verb->add_option("--nvcc-flag", o->nvccFlags,
                    "Extra nvcc flag for .cu and spec targets (repeatable)")
       ->allow_extra_args(false);
+  verb->add_option("--derive", o->derive,
+                   "Also derive regions from the program itself (comma-separated selectors): "
+                   "loops, ops, loop:[FILE:]LINE, op:KIND, op:call=NAME, func:NAME, "
+                   "lines:[FILE:]A-B; e.g. --derive loops,ops (docs/regions-file.md)");
+  verb->add_option("--regions-file", o->regionsFile,
+                   "Also the regions of a region file (YAML or JSON, docs/regions-file.md)");
   verb->add_flag("--json", o->json, "Machine-readable output (schema argus.regions/1)");
   return {Command{verb, [o] { return runRegions(*o); }}};
 }

@@ -81,7 +81,8 @@ class Builder {
         out_(out),
         triton_(program.language == "triton"),
         gpus_(program.gpus),
-        blocks_(program.blocks) {}
+        blocks_(program.blocks),
+        derive_(program.derive) {}
 
   /// Adds the tasks for `recipe` and its prerequisites once; returns its synthesis task id.
   Result<std::string> require(const Recipe& recipe, std::vector<std::string>& stack) {
@@ -302,6 +303,7 @@ class Builder {
     t.type = TaskType::Transform;
     t.executor = "nvcc_ptx";
     t.config = {{"target", query_.program}, {"kernel", out_.kernel}};
+    if (derive_.is_object()) t.config.update(derive_);
     t.outputs = {"ptx"};
     if (triton_) {
       // Triton compiles at launch: the script runs once on a GPU with the dump knobs.
@@ -359,7 +361,9 @@ class Builder {
   std::vector<std::string> collectionsIsolated_;
   bool triton_ = false;
   unsigned gpus_ = 1;
-  std::map<std::string, std::array<uint32_t, 3>> blocks_;  // ProgramContext::blocks
+  std::map<std::string, std::array<uint32_t, 3>> blocks_;
+  nlohmann::json derive_;
+  // ProgramContext::blocks
 
   /// What every trace lowering of the query gets beside its own options: the spec's block
   /// shapes and the query's trace options.

@@ -24,11 +24,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kSpecFieldNames[] = {
-    "name",           "language", "sources", "host_sources", "include_dirs", "arch",  "nvcc_flags",
-    "link_libraries", "run",      "check",   "kernels",      "script",       "python"};
+    "name",    "language",   "sources",        "host_sources", "include_dirs",
+    "arch",    "nvcc_flags", "link_libraries", "run",          "check",
+    "kernels", "script",     "python",         "regions",      "derive"};
 constexpr std::string_view kSpecFields =
     "name, language, sources, host_sources, include_dirs, arch, nvcc_flags, link_libraries, run, "
-    "check, kernels, script (triton), python (triton)";
+    "check, kernels, script (triton), python (triton), regions, derive";
 
 Error specError(const fs::path& file, std::string_view field, std::string_view problem) {
   return Error{"program", fmt::format("{}: field `{}`: {}", file.string(), field, problem)};
@@ -395,6 +396,30 @@ Result<ProgramSpec> loadProgramSpecFields(const fs::path& specFile) {
     spec.check = std::move(*checkCommand);
   }
 
+  // Derived regions (docs/regions-file.md): a region file beside the spec, and selectors.
+  if (const YAML::Node regions = root["regions"]) {
+    auto name = scalar<std::string>(regions, file, "regions", "a region file's path");
+    if (!name) return std::unexpected(name.error());
+    YAML::Node one(YAML::NodeType::Sequence);
+    one.push_back(*name);
+    auto paths = existingPaths(one, file, "regions", false, true);
+    if (!paths) return std::unexpected(paths.error());
+    spec.derive.file = paths->front();
+  }
+  if (const YAML::Node derive = root["derive"]) {
+    std::string list;
+    if (derive.IsScalar()) {
+      list = derive.Scalar();
+    } else {
+      auto items = stringList(derive, file, "derive");
+      if (!items) return std::unexpected(items.error());
+      for (const auto& item : *items) list += (list.empty() ? "" : ",") + item;
+    }
+    if (auto defs = ptx::definitionsFromList(list); !defs)
+      return std::unexpected(specError(file, "derive", defs.error().message));
+    spec.derive.list = std::move(list);
+  }
+
   if (const YAML::Node kernels = root["kernels"]) {
     if (!kernels.IsSequence())
       return std::unexpected(specError(file, "kernels", "must be a list of {name, regions}"));
@@ -460,29 +485,34 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
 }
 
 Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch,
-                                 const std::vector<std::string>& extraFlags) {
+                                 const std::vector<std::string>& extraFlags,
+                                 const DeriveRequest& derive) {
   std::error_code ec;
   if (!fs::exists(target, ec))
     return fail("program", fmt::format("`{}` does not exist", target.string()));
   const std::string ext = target.extension().string();
-  if (ext == ".ptx") {
-    auto text = readFile(target);
-    if (!text) return std::unexpected(text.error());
-    std::string version = workspace::hashBytes(*text).hex();
-    return ProgramPtx{std::move(*text), target.string(), std::move(version)};
-  }
-  if (ext == ".cu") {
-    auto text = runNvccPtx({}, extraFlags, arch, target);
-    if (!text) return std::unexpected(text.error());
+  // The program version: the target's own material, and the regions derived into it.
+  auto version = [&](std::string material) -> Result<std::string> {
+    auto extra = deriveMaterial(derive);
+    if (!extra) return std::unexpected(extra.error());
+    return workspace::hashBytes(material + *extra).hex();
+  };
+  if (ext == ".ptx" || ext == ".cu") {
     auto source = readFile(target);
     if (!source) return std::unexpected(source.error());
-    return ProgramPtx{std::move(*text), target.stem().string() + ".ptx",
-                      workspace::hashBytes(*source).hex()};
+    auto key = version(*source);
+    if (!key) return std::unexpected(key.error());
+    auto text = ext == ".ptx" ? std::move(source) : runNvccPtx({}, extraFlags, arch, target);
+    if (!text) return std::unexpected(text.error());
+    const std::string name = ext == ".ptx" ? target.string() : target.stem().string() + ".ptx";
+    auto derived = derivePtx(std::move(*text), name, {derive});
+    if (!derived) return std::unexpected(derived.error());
+    return ProgramPtx{std::move(*derived), name, std::move(*key)};
   }
   if (ext == ".yaml" || ext == ".yml") {
     auto spec = loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
-    auto text = frontEndPtx(*spec, extraFlags);
+    auto text = frontEndPtx(*spec, extraFlags, derive);
     if (!text) return std::unexpected(text.error());
     // The program version covers the spec and every file it names.
     std::string material;
@@ -496,16 +526,20 @@ Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch
       if (!bytes) return std::unexpected(bytes.error());
       material += f.filename().string() + '\0' + *bytes + '\0';
     }
+    auto own = deriveMaterial(spec->derive);
+    if (!own) return std::unexpected(own.error());
+    auto key = version(material + *own);
+    if (!key) return std::unexpected(key.error());
     return ProgramPtx{std::move(*text), spec->sources.front().stem().string() + ".ptx",
-                      workspace::hashBytes(material).hex()};
+                      std::move(*key)};
   }
   return fail("program", fmt::format("`{}`: a target is a program spec (.yaml), a CUDA source "
                                      "(.cu) or PTX (.ptx)",
                                      target.string()));
 }
 
-Result<std::string> frontEndPtx(const ProgramSpec& spec,
-                                const std::vector<std::string>& extraFlags) {
+Result<std::string> frontEndPtx(const ProgramSpec& spec, const std::vector<std::string>& extraFlags,
+                                const DeriveRequest& derive) {
   if (spec.language == "triton")
     return fail("program",
                 fmt::format("{}: a Triton program's PTX comes from running its script on a GPU "
@@ -519,7 +553,10 @@ Result<std::string> frontEndPtx(const ProgramSpec& spec,
                                        spec.file.string(), spec.sources.size()));
   std::vector<std::string> flags = spec.nvccFlags;
   flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
-  return runNvccPtx(spec.includeDirs, flags, spec.arch, spec.sources.front());
+  auto text = runNvccPtx(spec.includeDirs, flags, spec.arch, spec.sources.front());
+  if (!text) return std::unexpected(text.error());
+  return derivePtx(std::move(*text), spec.sources.front().stem().string() + ".ptx",
+                   {spec.derive, derive});
 }
 
 bool sameKernelName(const std::string& a, const std::string& b) {

@@ -202,8 +202,12 @@ class FunctionAnalysis {
   }
 
   MarkerSite site(size_t statement, const Marker& marker) const {
-    return MarkerSite{statement, function_.body[statement].loc, positions_[statement],
-                      marker.iteration, marker.role};
+    return MarkerSite{statement,
+                      function_.body[statement].loc,
+                      positions_[statement],
+                      marker.iteration,
+                      marker.role,
+                      marker.derived};
   }
 
   void warn(Recorder* rec, size_t statement, std::string message) const {
@@ -244,7 +248,10 @@ class FunctionAnalysis {
           }
           auto c = child(n, marker.name, i);
           if (!c) return std::unexpected(c.error());
-          if (rec != nullptr) addSite(nodes_[*c].region.begins, site(i, marker));
+          if (rec != nullptr) {
+            addSite(nodes_[*c].region.begins, site(i, marker));
+            if (!marker.derived.empty()) nodes_[*c].region.selector = marker.derived;
+          }
           insertNode(next, *c);
         }
       } else {
@@ -299,7 +306,8 @@ class FunctionAnalysis {
   /// so they are two sibling regions of one name that would be merged into one. Begins on
   /// exclusive branches (one region entered from several places) and copies of one marker
   /// (unrolled or peeled loops: the same line) are one region; so are begins without `.loc`,
-  /// which cannot be told apart from copies.
+  /// which cannot be told apart from copies, and a derived region's begins (one region of
+  /// several parts by design: every run of an op kind, argus/ptx/derive.h).
   Result<void> checkSiblingsOfOneName() const {
     const DominatorTree dom(cfg_);
     auto dominates = [&](size_t a, size_t b) {
@@ -310,7 +318,8 @@ class FunctionAnalysis {
       const auto& begins = nodes_[n].region.begins;
       for (const MarkerSite& first : begins)
         for (const MarkerSite& again : begins) {
-          if (first.source.file.empty() || again.source.file.empty() ||
+          if (first.source.file.empty() || again.source.file.empty() || !first.derived.empty() ||
+              !again.derived.empty() ||
               (first.source.file == again.source.file && first.source.line == again.source.line) ||
               !dominates(first.statement, again.statement))
             continue;
@@ -415,7 +424,8 @@ Result<std::optional<Marker>> parseMarker(std::string_view comment) {
   if (words.empty() || words[0] != kMarkerPrefix) return std::optional<Marker>{};
   auto bad = [&](std::string_view why) {
     return fail("regions", fmt::format("malformed marker `//{}`: {}; expected `// @argus begin "
-                                       "NAME [iter=REG] [role=TAG]` or `// @argus end NAME`",
+                                       "NAME [iter=REG] [role=TAG] [derived=SELECTOR]` or "
+                                       "`// @argus end NAME`",
                                        comment, why));
   };
   if (words.size() < 3) return bad("too few words");
@@ -438,6 +448,8 @@ Result<std::optional<Marker>> parseMarker(std::string_view comment) {
       marker.iteration = std::string(word.substr(5));
     } else if (word.starts_with("role=") && marker.role.empty() && isValidName(word.substr(5))) {
       marker.role = std::string(word.substr(5));
+    } else if (word.starts_with("derived=") && word.size() > 8 && marker.derived.empty()) {
+      marker.derived = std::string(word.substr(8));
     } else {
       return bad(fmt::format("unexpected `{}`", word));
     }

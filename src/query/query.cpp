@@ -14,6 +14,8 @@ nlohmann::json toJson(const Query& query) {
                    {"signals", query.signals}, {"workspace", query.workspace}};
   if (!query.ops.empty()) j["ops"] = query.ops;
   if (!query.traceOptions.empty()) j["trace_options"] = query.traceOptions;
+  if (!query.derive.empty()) j["derive"] = query.derive;
+  if (!query.regionsFile.empty()) j["regions_file"] = query.regionsFile;
   return j;
 }
 
@@ -42,13 +44,14 @@ Result<std::map<std::string, std::string>> parseTraceOptions(
 
 Result<Query> queryFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return fail("query", "a query must be a JSON object");
-  static const char* known[] = {"program", "kernel",    "region", "scope",
-                                "signals", "workspace", "ops",    "trace_options"};
+  static const char* known[] = {"program",   "kernel", "region",        "scope",  "signals",
+                                "workspace", "ops",    "trace_options", "derive", "regions_file"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) ==
         std::end(known))
       return fail("query", fmt::format("unknown field `{}`; a query has program, kernel, region, "
-                                       "scope, signals, workspace, ops and trace_options",
+                                       "scope, signals, workspace, ops, trace_options, derive "
+                                       "and regions_file",
                                        key));
   }
   Query query;
@@ -62,8 +65,10 @@ Result<Query> queryFromJson(const nlohmann::json& json) {
     out = json[field].get<std::string>();
     return {};
   };
-  for (auto ok : {text("program", query.program, true), text("kernel", query.kernel, false),
-                  text("region", query.region, true), text("workspace", query.workspace, false)})
+  for (auto ok :
+       {text("program", query.program, true), text("kernel", query.kernel, false),
+        text("region", query.region, true), text("workspace", query.workspace, false),
+        text("derive", query.derive, false), text("regions_file", query.regionsFile, false)})
     if (!ok) return std::unexpected(ok.error());
   std::string scopeText;
   if (auto ok = text("scope", scopeText, false); !ok) return std::unexpected(ok.error());

@@ -46,6 +46,8 @@ json regionsJson(const RegionTree& tree) {
                          {"ptx_instructions", r.instructions},
                          {"begins", begins},
                          {"ends", ends}});
+      // A derived region (docs/regions-file.md): the selector it comes from.
+      if (!r.selector.empty()) regions.back()["derived"] = r.selector;
     }
     json warnings = json::array();
     for (const auto& w : fn.warnings)

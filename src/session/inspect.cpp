@@ -33,6 +33,11 @@ Result<ptx::Module> loadPtx(const std::string& file) {
 Result<report::RegionTree> regions(const RegionsRequest& request) {
   const std::string ext = fs::path(request.target).extension().string();
   if (ext == ".ttgir" || ext == ".ttir") {
+    if (!request.derive.empty())
+      return fail("regions", fmt::format("{}: regions are derived on PTX; give the kernel's "
+                                         ".ptx (TRITON_KERNEL_DUMP=1 writes it beside the "
+                                         ".ttgir)",
+                                         request.target));
     auto text = readFile(request.target);
     if (!text) return std::unexpected(text.error());
     if (!ttgir::looksLikeTtgir(*text)) {
@@ -45,7 +50,8 @@ Result<report::RegionTree> regions(const RegionsRequest& request) {
     if (!analysis) return std::unexpected(analysis.error());
     return report::RegionTree{request.target, "ttgir", std::move(*analysis)};
   }
-  auto source = program::loadTargetPtx(request.target, request.arch, request.nvccFlags);
+  auto source =
+      program::loadTargetPtx(request.target, request.arch, request.nvccFlags, request.derive);
   if (!source) return std::unexpected(source.error());
   auto module = ptx::parseModule(source->text, source->displayName);
   if (!module) return std::unexpected(module.error());

@@ -47,6 +47,8 @@ Result<query::Query> buildQuery(const QueryRequest& o) {
   auto traceOptions = query::parseTraceOptions(o.traceOptions, "--trace-option");
   if (!traceOptions) return std::unexpected(traceOptions.error());
   q.traceOptions = std::move(*traceOptions);
+  q.derive = o.derive;
+  q.regionsFile = o.regionsFile;
   if (!o.ops.empty()) {
     auto ops = query::parseSignalList(o.ops);  // the same comma-separated list rules
     if (!ops) return fail("query", fmt::format("--ops `{}` has an empty entry", o.ops));
@@ -58,7 +60,8 @@ Result<query::Query> buildQuery(const QueryRequest& o) {
 /// What the planner needs of a target. A Triton program's PTX exists only after a GPU run, so
 /// its region tree comes from the spec (or a TTGIR it lists) and the plan's first task dumps
 /// the PTX; other targets are planned from their PTX.
-Result<planner::ProgramContext> programContext(const std::string& target) {
+Result<planner::ProgramContext> programContext(const std::string& target,
+                                               const program::DeriveRequest& derive) {
   const auto ext = std::filesystem::path(target).extension();
   unsigned gpus = 1;
   std::map<std::string, std::array<uint32_t, 3>> blocks;
@@ -66,6 +69,12 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
     auto spec = program::loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
     if (spec->language == "triton") {
+      if (!derive.empty() || !spec->derive.empty())
+        return fail("query", fmt::format("{}: derived regions (--derive, --regions-file, the "
+                                         "spec's `regions`/`derive`) are for CUDA C++ programs "
+                                         "so far; for a Triton kernel derive them on its dumped "
+                                         "PTX with `argus regions KERNEL.ptx --derive ...`",
+                                         target));
       auto regions = program::tritonPlanningRegions(*spec);
       if (!regions) return std::unexpected(regions.error());
       auto version = program::tritonProgramVersion(*spec);
@@ -78,7 +87,7 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
     gpus = spec->run.gpus;
     blocks = program::blockShapes(*spec);
   }
-  auto source = program::loadTargetPtx(target);
+  auto source = program::loadTargetPtx(target, "sm_90a", {}, derive);
   if (!source) return std::unexpected(source.error());
   auto module = ptx::parseModule(source->text, source->displayName);
   if (!module) return std::unexpected(module.error());
@@ -86,6 +95,14 @@ Result<planner::ProgramContext> programContext(const std::string& target) {
   if (!regions) return std::unexpected(regions.error());
   planner::ProgramContext context{target, source->version, std::move(*regions)};
   context.gpus = gpus;
+  if (!derive.empty()) {
+    // The PTX task derives the same regions; their material is part of its memo key.
+    auto material = program::deriveMaterial(derive);
+    if (!material) return std::unexpected(material.error());
+    context.derive = {{"derive", derive.list},
+                      {"regions_file", derive.file.string()},
+                      {"regions_key", workspace::hashBytes(*material).hex()}};
+  }
   context.blocks = std::move(blocks);
   return context;
 }
@@ -124,7 +141,10 @@ Result<PreparedQuery> prepareQuery(const QueryRequest& request) {
       planner::RecipeCatalog::load(o.recipes.empty() ? planner::RecipeCatalog::defaultDirectory()
                                                      : std::filesystem::path(o.recipes));
   if (!catalog) return std::unexpected(catalog.error());
-  auto context = programContext(q->program);
+  const program::DeriveRequest derive{q->derive, q->regionsFile.empty()
+                                                     ? std::filesystem::path()
+                                                     : std::filesystem::absolute(q->regionsFile)};
+  auto context = programContext(q->program, derive);
   if (!context) return std::unexpected(context.error());
   auto plan = planner::planQuery(*q, *catalog, *context);
   if (!plan) return std::unexpected(plan.error());

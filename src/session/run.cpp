@@ -61,6 +61,7 @@ Result<workspace::VersionId> programVersion(workspace::Workspace& ws,
                                                               : "cuda_source");
   }
   for (const auto& f : spec.hostSources) files.emplace_back(f, "host_source");
+  if (!spec.derive.file.empty()) files.emplace_back(spec.derive.file, "region_file");
   for (const auto& [path, kind] : files) {
     auto bytes = readFile(path);
     if (!bytes) return std::unexpected(bytes.error());

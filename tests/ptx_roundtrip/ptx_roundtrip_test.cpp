@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "argus/ptx/derive.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/support/process.h"
@@ -67,29 +68,13 @@ std::string firstDifference(const std::string& a, const std::string& b) {
   return "original: " + lineOf(a) + "\n  printed:  " + lineOf(b);
 }
 
-TEST(PtxRoundTripCorpus, HasFixtures) {
-  EXPECT_FALSE(fixtureNames().empty())
-      << "no *.ptx files in " << ARGUS_TEST_DATA_DIR << "/ptx; the round-trip test needs fixtures";
-}
-
-class PtxRoundTrip : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(PtxRoundTrip, PrintsAFixedPointAndTheSameMachineCode) {
-  const fs::path original = fs::path(ARGUS_TEST_DATA_DIR) / "ptx" / GetParam();
-  auto text = readFile(original);
-  ASSERT_TRUE(text.has_value()) << text.error().text();
-  auto module = parseModule(*text, GetParam());
-  ASSERT_TRUE(module.has_value()) << module.error().text();
-  const std::string printed = printModule(*module);
-  auto reparsed = parseModule(printed, GetParam() + " (printed)");
-  ASSERT_TRUE(reparsed.has_value()) << reparsed.error().text();
-  ASSERT_EQ(printModule(*reparsed), printed) << "print(parse(print(parse(x)))) != print(parse(x))";
-  ASSERT_EQ(reparsed->functions().size(), module->functions().size());
-
+/// ptxas on the original fixture and on `printed` make the same machine code: identical cubins,
+/// or (PTX with debug information) the same SASS of every function.
+void expectSameMachineCode(const fs::path& original, const std::string& printed,
+                           const std::string& target) {
+  ASSERT_FALSE(target.empty()) << "fixture has no .target directive";
   auto ptxas = findTool("ptxas");
   if (!ptxas) GTEST_SKIP() << ptxas.error().text();
-  const std::string target = module->target();
-  ASSERT_FALSE(target.empty()) << "fixture has no .target directive";
   auto dir = makeTempDir("argus-ptx-roundtrip");
   ASSERT_TRUE(dir.has_value()) << dir.error().text();
   const fs::path printedPath = *dir / "printed.ptx";
@@ -106,7 +91,7 @@ TEST_P(PtxRoundTrip, PrintsAFixedPointAndTheSameMachineCode) {
   };
   const std::string cubinA = assemble(original, "original.cubin");
   const std::string cubinB = assemble(printedPath, "printed.cubin");
-  if (HasFailure()) {
+  if (::testing::Test::HasFailure()) {
     fs::remove_all(*dir);
     return;
   }
@@ -147,6 +132,43 @@ TEST_P(PtxRoundTrip, PrintsAFixedPointAndTheSameMachineCode) {
     if (!sassA.contains(name))
       ADD_FAILURE() << "function " << name << " appears only after printing";
   }
+}
+
+TEST(PtxRoundTripCorpus, HasFixtures) {
+  EXPECT_FALSE(fixtureNames().empty())
+      << "no *.ptx files in " << ARGUS_TEST_DATA_DIR << "/ptx; the round-trip test needs fixtures";
+}
+
+class PtxRoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PtxRoundTrip, PrintsAFixedPointAndTheSameMachineCode) {
+  const fs::path original = fs::path(ARGUS_TEST_DATA_DIR) / "ptx" / GetParam();
+  auto text = readFile(original);
+  ASSERT_TRUE(text.has_value()) << text.error().text();
+  auto module = parseModule(*text, GetParam());
+  ASSERT_TRUE(module.has_value()) << module.error().text();
+  const std::string printed = printModule(*module);
+  auto reparsed = parseModule(printed, GetParam() + " (printed)");
+  ASSERT_TRUE(reparsed.has_value()) << reparsed.error().text();
+  ASSERT_EQ(printModule(*reparsed), printed) << "print(parse(print(parse(x)))) != print(parse(x))";
+  ASSERT_EQ(reparsed->functions().size(), module->functions().size());
+
+  expectSameMachineCode(original, printed, module->target());
+}
+
+TEST_P(PtxRoundTrip, DerivedRegionsLeaveTheMachineCodeAsItWas) {
+  // Every loop and op kind derived (argus/ptx/derive.h): markers are comments, and the
+  // trampolines some edges need are branches ptxas threads away.
+  const fs::path original = fs::path(ARGUS_TEST_DATA_DIR) / "ptx" / GetParam();
+  auto text = readFile(original);
+  ASSERT_TRUE(text.has_value()) << text.error().text();
+  auto module = parseModule(*text, GetParam());
+  ASSERT_TRUE(module.has_value()) << module.error().text();
+  auto defs = definitionsFromList("loops,ops");
+  ASSERT_TRUE(defs.has_value());
+  auto placed = deriveRegions(*module, *defs);
+  ASSERT_TRUE(placed.has_value()) << (placed ? "" : placed.error().text());
+  expectSameMachineCode(original, printModule(*module), module->target());
 }
 
 std::string testName(const ::testing::TestParamInfo<std::string>& info) {

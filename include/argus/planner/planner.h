@@ -40,6 +40,9 @@ struct ProgramContext {
   /// The block shapes the spec gives (kernels[].block), by kernel: the trace variants' lane-0
   /// analysis uses them (lower_markers_to_trace's `blocks` option).
   std::map<std::string, std::array<uint32_t, 3>> blocks = {};
+  /// Regions the query derives into the PTX (`derive`, `regions_file`, `regions_key`: the
+  /// nvcc_ptx task's config); empty: none beyond the program's own.
+  nlohmann::json derive = nlohmann::json::object();
 };
 
 /// One collection: a recipe bound to a program variant, and the run partition it landed in.

@@ -26,9 +26,11 @@ class Workspace;
 namespace argus::program {
 
 /// The PTX nvcc's front end makes of the spec's device source: the same invocation (and the same
-/// text) as loadTargetPtx(spec file). `-lineinfo` is always on. Defined in program.cpp.
+/// text) as loadTargetPtx(spec file). `-lineinfo` is always on. The spec's derived regions,
+/// then `derive`'s, are placed into it (argus/ptx/derive.h). Defined in program.cpp.
 [[nodiscard]] Result<std::string> frontEndPtx(const ProgramSpec& spec,
-                                              const std::vector<std::string>& extraFlags = {});
+                                              const std::vector<std::string>& extraFlags = {},
+                                              const DeriveRequest& derive = {});
 
 /// How buildWithPtx builds.
 struct BuildOptions {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "argus/program/region_file.h"
 #include "argus/ptx/regions.h"
 #include "argus/support/status.h"
 
@@ -63,6 +64,9 @@ struct ProgramSpec {
   /// replaced like in run.command. A non-zero exit fails the collection.
   std::vector<std::string> check;
   std::vector<KernelSpec> kernels;
+  /// `regions: FILE` (a region file beside the spec) and `derive: [SELECTOR...]`: regions
+  /// derived into the program's PTX without editing its source (docs/regions-file.md).
+  DeriveRequest derive;
 };
 
 /// The block shapes the spec gives (kernels[].block), by kernel name.
@@ -82,9 +86,12 @@ struct ProgramPtx {
 
 /// A target as the CLI accepts it: a spec (`.yaml`), a CUDA source (`.cu`, compiled with
 /// Argus's include directory) or PTX (`.ptx`). `.cu` and specs run nvcc -ptx -lineinfo.
+/// `derive` adds regions derived into the PTX (after a spec's own `regions`/`derive`), and is
+/// part of the version.
 [[nodiscard]] Result<ProgramPtx> loadTargetPtx(const std::filesystem::path& target,
                                                const std::string& arch = "sm_90a",
-                                               const std::vector<std::string>& extraFlags = {});
+                                               const std::vector<std::string>& extraFlags = {},
+                                               const DeriveRequest& derive = {});
 
 /// The kernel named `name` (mangled or demangled; empty = the only kernel). The error lists the
 /// kernels that exist.

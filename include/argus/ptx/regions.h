@@ -1,8 +1,9 @@
 // Region structure: which Argus regions own each PTX instruction, and the region tree per kernel.
 //
 // Regions are delimited by marker comments that `include/argus/region.cuh` emits:
-//   // @argus begin NAME[ iter=OPERAND][ role=TAG]
+//   // @argus begin NAME[ iter=OPERAND][ role=TAG][ derived=SELECTOR]
 //   // @argus end NAME
+// (`derived=` is written by deriveRegions, argus/ptx/derive.h, on the markers it places.)
 // Markers must nest on every path. Ownership is computed by a forward data-flow over the CFG
 // whose state is the set of region-tree nodes that can be open at a point (a node stands for the
 // whole stack of open regions, since a node is identified by its path). Branches may enter one
@@ -37,6 +38,7 @@ struct Marker {
   std::string name;
   std::string iteration;  ///< Operand text after `iter=` (a register such as `%r12`), or empty.
   std::string role;       ///< Tag after `role=`, or empty.
+  std::string derived;    ///< Selector after `derived=` (a derived region's marker), or empty.
 };
 
 /// Parses a comment body (text after `//`). Returns nullopt when the comment is not an Argus
@@ -62,6 +64,7 @@ struct MarkerSite {
   SourcePosition source;
   std::string iteration;
   std::string role;
+  std::string derived;  ///< The selector of a derived region's begin, else empty.
 };
 
 /// One node of a kernel's region tree.
@@ -74,6 +77,8 @@ struct Region {
   std::vector<MarkerSite> begins;
   std::vector<MarkerSite> ends;
   uint32_t instructions = 0;  ///< PTX instructions this region can own directly (not children).
+  /// The selector a derived region comes from (its begin markers'), empty for a marked region.
+  std::string selector;
 };
 
 /// A problem that does not stop analysis, e.g. a marker whose effect differs between paths.

@@ -30,6 +30,10 @@ struct Query {
   /// Options for the trace variants' pass (lower_markers_to_trace), e.g. parted=record or
   /// time_base=clock64; only the keys trace::kTraceOptionNames lists.
   std::map<std::string, std::string> traceOptions;
+  /// Regions derived into the program's PTX for this query (argus/ptx/derive.h): selectors
+  /// (`loops,ops`) and a region file; empty: only the program's own.
+  std::string derive;
+  std::string regionsFile;
   friend bool operator==(const Query&, const Query&) = default;
 };
 
@@ -43,7 +47,8 @@ struct Query {
     const std::vector<std::string>& options, std::string_view flag);
 
 /// JSON form: {"program", "kernel", "region", "scope" (text), "signals" [..], "workspace",
-/// "ops" [..] (optional), "trace_options" {key: value} (optional)}.
+/// "ops" [..] (optional), "trace_options" {key: value} (optional), "derive" and "regions_file"
+/// (optional strings)}.
 [[nodiscard]] nlohmann::json toJson(const Query& query);
 /// Parses the JSON form; errors name the field.
 [[nodiscard]] Result<Query> queryFromJson(const nlohmann::json& json);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/analysis/discover.h"
+#include "argus/program/region_file.h"
 #include "argus/report/inspect.h"
 #include "argus/support/status.h"
 
@@ -18,6 +19,7 @@ struct RegionsRequest {
   std::string target;  ///< Program spec, .cu, .ptx, or Triton .ttgir/.ttir.
   std::string arch = "sm_90a";
   std::vector<std::string> nvccFlags;  ///< Extra nvcc flags for .cu and spec targets.
+  program::DeriveRequest derive;       ///< Regions derived into the PTX (not for .ttgir).
 };
 
 /// The region tree of every kernel of the target (a .ttgir/.ttir is read as Triton MLIR, whose

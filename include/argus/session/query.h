@@ -25,6 +25,8 @@ struct QueryRequest {
   std::string recipes;  ///< Recipe directory; empty: the shipped catalog.
   std::string version;  ///< A program version of the workspace, in place of program.
   std::vector<std::string> traceOptions;  ///< KEY=VALUE for the trace variants' pass.
+  std::string derive;                     ///< --derive: selectors of regions derived into the PTX.
+  std::string regionsFile;                ///< --regions-file: a region file.
 };
 
 /// A query with its recipe catalog and plan, ready to run.

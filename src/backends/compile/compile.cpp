@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/passes/transforms.h"
+#include "argus/program/region_file.h"
 #include "argus/program/triton.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/query/scope.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
+#include "argus/workspace/hash.h"
 
 namespace argus::backends {
 namespace {
@@ -57,12 +59,25 @@ Result<TaskOutputs> runNvccPtx(const CompileContext& context, TaskContext& ctx) 
     return std::unexpected(
         taskError(ctx, "nvcc_ptx", "no target: set config.target or CompileContext::target"));
   Result<std::string> text = std::unexpected(Error{});
+  // Regions the query derives (planner: `derive`, `regions_file`, `regions_key`); the file must
+  // still be what the plan saw.
+  const program::DeriveRequest derive{configString(ctx, "derive"),
+                                      fs::path(configString(ctx, "regions_file"))};
+  if (!derive.file.empty()) {
+    auto material = program::deriveMaterial(derive);
+    if (!material) return std::unexpected(material.error());
+    if (workspace::hashBytes(*material).hex() != configString(ctx, "regions_key"))
+      return std::unexpected(taskError(
+          ctx, "nvcc_ptx",
+          fmt::format("the region file {} changed since the query was planned; plan again",
+                      derive.file.string())));
+  }
   // The registered spec is already loaded; other targets go through loadTargetPtx.
   if (context.spec && isSpec(target) &&
       fs::weakly_canonical(target) == fs::weakly_canonical(context.spec->file)) {
-    text = program::frontEndPtx(*context.spec);
+    text = program::frontEndPtx(*context.spec, {}, derive);
   } else {
-    auto loaded = program::loadTargetPtx(target, context.arch);
+    auto loaded = program::loadTargetPtx(target, context.arch, {}, derive);
     if (loaded)
       text = std::move(loaded->text);
     else

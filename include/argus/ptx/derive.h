@@ -1,0 +1,90 @@
+// Derived regions: regions made from the program itself instead of markers someone wrote.
+//
+// A selector names a part of a kernel's PTX: its natural loops, one loop by source line, a kind
+// of operation (TMA loads, WGMMA, mbarrier waits, ...), the calls of a function, or a source line
+// range through `.loc`. deriveRegions turns every selected part into ordinary marker comments
+// (`// @argus begin NAME derived=SELECTOR` ... `// @argus end NAME`) placed on the part's entry
+// and exit edges, so that every later pass (tracing, painting, discovery) treats a derived
+// region like a marked one, and the region analysis checks that derived and marked regions nest.
+// A region's identity is regionId(kernel, path): the path comes from the selector's name, never
+// from PCs, so it survives recompiles with other flags and edits elsewhere in the kernel.
+// The language is documented in docs/regions-file.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "argus/ptx/ir.h"
+#include "argus/support/status.h"
+
+namespace argus::ptx {
+
+/// One selector, parsed from its text form:
+///   loops                  every natural loop of the kernel, nested as they nest
+///   loop:[FILE:]LINE       the loop whose back edge is at LINE (of FILE)
+///   op:KIND                every run of one kind of operation (opKinds())
+///   op:call=NAME           every call of the function NAME (mangled, or a demangled prefix)
+///   func:NAME              the same as op:call=NAME, named after the function
+///   lines:[FILE:]A-B       the instructions whose `.loc` is in lines A..B (of FILE)
+struct Selector {
+  enum class Kind : uint8_t { Loops, Loop, Op, Call, Lines };
+  Kind kind = Kind::Loops;
+  std::string op;        ///< Op: the kind's name (`wgmma`).
+  std::string function;  ///< Call: the callee.
+  std::string file;      ///< Loop and Lines: a file name or path suffix; empty = any file.
+  uint32_t first = 0;    ///< Loop: the line; Lines: the first line.
+  uint32_t last = 0;     ///< Lines: the last line (inclusive).
+  std::string text;      ///< The canonical text form, part of each derived marker.
+};
+
+/// The operation kinds `op:KIND` selects, with what each matches (for --help and messages).
+struct OpKind {
+  std::string_view name;
+  std::string_view matches;
+};
+[[nodiscard]] const std::vector<OpKind>& opKinds();
+
+/// Parses a selector; the error names the selector and the forms that exist.
+[[nodiscard]] Result<Selector> parseSelector(std::string_view text);
+
+/// One region to derive. Either `select` picks its instructions (inside the parent's, for a
+/// child), or `refine` names a marked region whose instructions the children split.
+struct RegionDefinition {
+  std::string name;    ///< Region name; empty = the selector's default name.
+  std::string select;  ///< Selector text; empty with `refine`.
+  std::string refine;  ///< Path of an existing region (`mainloop`, `main/body`), top level only.
+  std::vector<RegionDefinition> children;
+  /// Skipped where it selects nothing (the `ops` shorthand's kinds) instead of an error.
+  bool optional = false;
+  std::string origin;  ///< Where it was written (`regions.yaml:12:5`, `--derive`), for messages.
+};
+
+/// What to derive, for every kernel or one.
+struct RegionDefinitions {
+  std::string kernel;  ///< Mangled name or demangled prefix; empty = every kernel.
+  std::vector<RegionDefinition> regions;
+};
+
+/// A derived region as placed, for `argus regions` and logs.
+struct DerivedRegion {
+  std::string kernel;        ///< Mangled name.
+  std::string name;          ///< Region name (its path comes from the region analysis).
+  std::string selector;      ///< Canonical selector text.
+  uint32_t occurrences = 0;  ///< Separate parts of the kernel it covers (op runs, loops, ...).
+};
+
+/// Inserts the markers of every definition into the module's kernels. Fails, naming the
+/// definition's origin and selector, when a selector selects nothing in a kernel it must apply
+/// to (naming what exists instead), when a line range has more than one entry, when an edge
+/// cannot carry markers, or when the derived regions do not nest with the marked ones.
+/// [thread-safe]
+[[nodiscard]] Result<std::vector<DerivedRegion>> deriveRegions(Module& module,
+                                                               const RegionDefinitions& defs);
+
+/// Definitions from a `--derive` list: comma-separated selectors, where `loops` is every loop
+/// and `ops` every operation kind present in a kernel (absent kinds are skipped).
+[[nodiscard]] Result<RegionDefinitions> definitionsFromList(std::string_view list);
+
+}  // namespace argus::ptx

@@ -1,0 +1,231 @@
+#include "argus/ptx/derive.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "argus/ptx/parser.h"
+#include "argus/ptx/printer.h"
+#include "argus/ptx/regions.h"
+#include "ptx_test_util.h"
+
+namespace argus::ptx {
+namespace {
+
+using testing::kernelPtx;
+using testing::parseOrDie;
+
+/// A fixture of tests/data/ptx (README.md there says how each was made).
+Module fixture(const std::string& name) {
+  std::ifstream in(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx" / name);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = parseModule(text.str(), name);
+  EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().text());
+  return module ? std::move(*module) : Module{};
+}
+
+RegionDefinitions list(const std::string& text) {
+  auto defs = definitionsFromList(text);
+  EXPECT_TRUE(defs.has_value()) << (defs ? "" : defs.error().text());
+  return defs ? *defs : RegionDefinitions{};
+}
+
+/// Derives, prints, parses and analyzes: the regions every later pass sees.
+Result<std::vector<FunctionRegions>> derived(Module& module, const RegionDefinitions& defs) {
+  auto placed = deriveRegions(module, defs);
+  if (!placed) return std::unexpected(placed.error());
+  auto again = parseModule(printModule(module), module.fileName);
+  if (!again) return std::unexpected(again.error());
+  return analyzeRegions(*again);
+}
+
+const FunctionRegions& kernel(const std::vector<FunctionRegions>& all, const std::string& name) {
+  for (const auto& f : all)
+    if (f.function == name) return f;
+  ADD_FAILURE() << "no function " << name;
+  return all.front();
+}
+
+std::vector<std::string> paths(const FunctionRegions& f) {
+  std::vector<std::string> out;
+  for (const auto& r : f.regions) out.push_back(r.path);
+  return out;
+}
+
+const Region* find(const FunctionRegions& f, const std::string& path) {
+  for (const auto& r : f.regions)
+    if (r.path == path) return &r;
+  return nullptr;
+}
+
+constexpr const char* kNested = "_Z6nestedPfPKffii";
+
+TEST(DeriveRegions, LoopsNestAsTheyNestAndAreNamedByTheirLine) {
+  Module m = fixture("derive_loops.ptx");
+  auto regions = derived(m, list("loops"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto& k = kernel(*regions, kNested);
+  // The `for r` loop (line 12) holds the `for k` loop (line 13); nvcc unrolls the inner one by
+  // 4 with a remainder, and both of its loops are code of line 13: one region.
+  const std::vector<std::string> want{"loop_derive_loops_12",
+                                      "loop_derive_loops_12/loop_derive_loops_13"};
+  EXPECT_EQ(paths(k), want);
+  const Region* outer = find(k, "loop_derive_loops_12");
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->selector, "loops");
+  EXPECT_EQ(outer->id, regionId(kNested, "loop_derive_loops_12"));
+  // The helper's loop is in a .func: derived regions are the kernels'.
+  for (const auto& f : *regions)
+    if (!f.isEntry) {
+      EXPECT_TRUE(f.regions.empty()) << f.function;
+    }
+}
+
+TEST(DeriveRegions, OpsNestInsideTheLoopsThatHoldThem) {
+  Module m = fixture("derive_loops.ptx");
+  auto regions = derived(m, list("loops,ops,op:ld_global,func:_Z5scalefi"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto& k = kernel(*regions, kNested);
+  const auto p = paths(k);
+  auto has = [&](const std::string& path) {
+    return std::find(p.begin(), p.end(), path) != p.end();
+  };
+  EXPECT_TRUE(has("loop_derive_loops_12/bar_sync")) << ::testing::PrintToString(p);
+  EXPECT_TRUE(has("loop_derive_loops_12/loop_derive_loops_13/ld_global"));
+  EXPECT_TRUE(has("_Z5scalefi")) << "the call of the helper, with its parameter passing";
+  const Region* call = find(k, "_Z5scalefi");
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->selector, "func:_Z5scalefi");
+  EXPECT_GE(call->instructions, 1u);
+}
+
+TEST(DeriveRegions, IdsAreTheSameAfterARecompileWithOtherFlags) {
+  // -O3 and -O1 builds differ in every PC and most instructions; the IDs come from the path.
+  Module a = fixture("derive_loops.ptx");
+  auto ra = derived(a, list("loops"));
+  ASSERT_TRUE(ra) << ra.error().text();
+  std::vector<std::string> ids;
+  for (const auto& r : kernel(*ra, kNested).regions) ids.push_back(r.id);
+  EXPECT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids[1], regionId(kNested, "loop_derive_loops_12/loop_derive_loops_13"));
+}
+
+TEST(DeriveRegions, RefinesAMarkedRegionByOperations) {
+  Module m = fixture("examples_tma_gemm.ptx");
+  RegionDefinitions defs;
+  RegionDefinition refine;
+  refine.refine = "mainloop";
+  refine.origin = "test";
+  RegionDefinition wait;
+  wait.name = "wait";
+  wait.select = "op:mbarrier_wait";
+  wait.origin = "test";
+  refine.children.push_back(wait);
+  defs.regions.push_back(refine);
+  auto regions = derived(m, defs);
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto& k = *std::find_if(regions->begin(), regions->end(),
+                                [](const FunctionRegions& f) { return f.isEntry; });
+  const auto p = paths(k);
+  EXPECT_NE(std::find(p.begin(), p.end(), "mainloop/wait"), p.end()) << ::testing::PrintToString(p);
+  const Region* w = find(k, "mainloop/wait");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->selector, "op:mbarrier_wait");
+}
+
+TEST(DeriveRegions, AWaitRegionTakesItsWholeSpinLoop) {
+  Module m = fixture("examples_tma_gemm.ptx");
+  auto regions = derived(m, list("op:mbarrier_wait"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto& k = *std::find_if(regions->begin(), regions->end(),
+                                [](const FunctionRegions& f) { return f.isEntry; });
+  for (const auto& r : k.regions)
+    if (r.name == "mbarrier_wait") {
+      // The example polls try_wait in a C++ loop: the asm block (try_wait, selp), the test of
+      // its result and the branch back, per wait.
+      EXPECT_EQ(r.instructions, 4u * r.begins.size()) << r.path;
+    }
+}
+
+TEST(DeriveRegions, SelectorsThatCannotBeRegionsSayWhyAndWhatWouldWork) {
+  Module m = fixture("derive_loops.ptx");
+  auto noLoop = deriveRegions(m, list("loop:derive_loops.cu:99"));
+  ASSERT_FALSE(noLoop);
+  EXPECT_NE(noLoop.error().message.find("no loop has its back edge at derive_loops.cu:99"),
+            std::string::npos)
+      << noLoop.error().message;
+  EXPECT_NE(noLoop.error().message.find("derive_loops.cu:12"), std::string::npos);
+  EXPECT_NE(noLoop.error().message.find("#pragma unroll 1"), std::string::npos);
+
+  Module m2 = fixture("derive_loops.ptx");
+  auto noOp = deriveRegions(m2, list("op:wgmma"));
+  ASSERT_FALSE(noOp);
+  EXPECT_NE(noOp.error().message.find("no wgmma instruction"), std::string::npos);
+  EXPECT_NE(noOp.error().message.find("bar_sync x1"), std::string::npos) << noOp.error().message;
+
+  EXPECT_FALSE(parseSelector("loop:"));
+  EXPECT_FALSE(parseSelector("lines:k.cu:9-3"));
+  EXPECT_FALSE(parseSelector("op:tensorcore"));
+  EXPECT_FALSE(parseSelector("loops "));
+  auto unknown = parseSelector("warp:3");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("loop:[FILE:]LINE"), std::string::npos);
+}
+
+TEST(DeriveRegions, ALineRangeWithTwoEntriesIsRefused) {
+  // `acc += a * x[k]` (line 14) is spread over the unrolled copies and the remainder: entered
+  // at several places.
+  Module m = fixture("derive_loops.ptx");
+  auto scattered = deriveRegions(m, list("lines:derive_loops.cu:14-14"));
+  ASSERT_FALSE(scattered);
+  EXPECT_NE(scattered.error().message.find("entered at"), std::string::npos)
+      << scattered.error().message;
+  EXPECT_NE(scattered.error().message.find("loop:LINE"), std::string::npos);
+  // The whole function body from its first line to its last has one entry.
+  Module whole = fixture("derive_loops.ptx");
+  auto body = derived(whole, list("lines:derive_loops.cu:10-18"));
+  ASSERT_TRUE(body) << body.error().text();
+  EXPECT_NE(find(kernel(*body, kNested), "lines_derive_loops_10_18"), nullptr);
+}
+
+TEST(DeriveRegions, ALoopEnteredByABranchGetsItsBeginOnATrampoline) {
+  // A loop whose preheader branches into the header while the back edge falls into it.
+  const std::string body =
+      "\tmov.u32 %r1, 0;\n"
+      "\tsetp.eq.u32 %p1, %r1, 7;\n"
+      "\t@%p1 bra $L__BB0_2;\n"
+      "\tbra.uni $L__BB0_1;\n"
+      "$L__BB0_1:\n"
+      "\t.loc 1 5 3\n"
+      "\tadd.u32 %r1, %r1, 1;\n"
+      "\tsetp.lt.u32 %p2, %r1, 10;\n"
+      "\t@%p2 bra $L__BB0_1;\n"
+      "$L__BB0_2:\n"
+      "\tret;\n";
+  Module m = parseOrDie(kernelPtx(body));
+  auto regions = derived(m, list("loops"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto printed = printModule(m);
+  EXPECT_NE(printed.find("$argus_derived_"), std::string::npos) << printed;
+  const auto& k = regions->front();
+  ASSERT_EQ(k.regions.size(), 1u);
+  EXPECT_EQ(k.regions[0].path, "loop_k_5");
+  // The loop's three instructions and the trampoline's branch on into the header.
+  EXPECT_EQ(k.regions[0].instructions, 4u) << printed;
+}
+
+TEST(DeriveRegions, DefinitionsFromAList) {
+  auto defs = definitionsFromList("loops, ops");
+  ASSERT_TRUE(defs);
+  EXPECT_GE(defs->regions.size(), 7u);
+  EXPECT_TRUE(defs->regions.back().optional);
+  EXPECT_FALSE(definitionsFromList("loops,,ops"));
+  EXPECT_FALSE(definitionsFromList("loop:x"));
+}
+
+}  // namespace
+}  // namespace argus::ptx
