@@ -64,6 +64,25 @@ if ((all)); then
   install_wheels "$root/scripts/requirements-bench.txt" "$venv/.argus-requirements-bench"
   bench_wheels=$installed
 fi
+# CUTLASS's C++ sources for examples/cutlass_hopper: the nvidia-cutlass wheel ships them under
+# cutlass_library/source/. Installed with --no-deps (its Python generator's dependencies,
+# cuda-python, numpy, scipy, networkx, pydot and treelib, are not needed for the headers, and a
+# requirements file cannot say --no-deps for one line), and linked at .venv/cutlass, the path
+# the specs' include_dirs name.
+cutlass_wheel="nvidia-cutlass==4.2.0.0"
+if [ "$(cat "$venv/.argus-cutlass" 2>/dev/null)" != "$cutlass_wheel" ]; then
+  say "installing $cutlass_wheel (its C++ sources; without dependencies)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$cutlass_wheel"
+  echo "$cutlass_wheel" >"$venv/.argus-cutlass"
+fi
+cutlass_source="$("$venv/bin/python" -c 'import importlib.util, os
+spec = importlib.util.find_spec("cutlass_library")  # finds without importing
+print(os.path.join(spec.submodule_search_locations[0], "source") if spec else "")')"
+if [ ! -d "$cutlass_source/include/cutlass" ]; then
+  echo "setup: the nvidia-cutlass wheel's sources are missing; remove $venv/.argus-cutlass and run again" >&2
+  exit 1
+fi
+ln -sfn "$cutlass_source" "$venv/cutlass"
 
 # The Python client (python/argus), editable, so `import argus` in the venv drives this checkout.
 # Installed while the build runs: pip mostly waits on the network (fetching setuptools for the
