@@ -5,8 +5,10 @@
 #     mbarrier_wait / wgmma parts, duration and inst_mix;
 #  2. examples/cp_async_pipeline with `--derive ops`: its mainloop split by cp.async runs and
 #     barriers, duration;
-#  3. each CUTLASS program under examples/cutlass_hopper/ (unmodified package sources) with
-#     `--derive loops,ops`: duration and inst_mix, when that folder exists.
+#  3. the CUTLASS programs of examples/cutlass_hopper/ (unmodified package sources; the wheel
+#     carried in .whl/ when .venv/cutlass is not there) with `--derive loops,ops` on their GEMM
+#     kernel: duration and inst_mix.
+# Usage: derived-check.sh [tma] [cp] [cutlass_49] [cutlass_54]   (default: all four)
 # Each query's text report goes to $OUT/<name>.txt, its JSON to $OUT/<name>.json; the summary
 # (exit codes and times) to $OUT/derived-summary.txt. Builds argus and the injection libraries.
 set -uo pipefail
@@ -37,14 +39,36 @@ query() {
   [ $rc -eq 0 ] || fail=1
 }
 
-query tma_gemm_ops --program examples/tma_gemm/argus.yaml --derive ops --region mainloop \
-  --signals duration,inst_mix
-query cp_async_ops --program examples/cp_async_pipeline/argus.yaml --derive ops --region mainloop \
-  --signals duration
-for spec in examples/cutlass_hopper/*/argus.yaml; do
-  [ -f "$spec" ] || continue
-  name="cutlass_$(basename "$(dirname "$spec")")"
-  query "$name" --program "$spec" --derive loops,ops --signals duration,inst_mix
+# The CUTLASS sources: the nvidia-cutlass wheel carried in .whl/ (no package registry there).
+cutlass_sources() {
+  [ -d .venv/cutlass/include ] && return 0
+  local wheel
+  wheel=$(ls .whl/nvidia_cutlass-*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || return 1
+  python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall('/tmp/cutlass-wheel')" \
+    "$wheel" && mkdir -p .venv && ln -sfn /tmp/cutlass-wheel/cutlass_library/source .venv/cutlass
+}
+
+for what in "${@:-tma cp cutlass_49 cutlass_54}"; do
+  for w in $what; do
+    case "$w" in
+      tma) query tma_gemm_ops --program examples/tma_gemm/argus.yaml --derive ops \
+             --region mainloop --signals duration,inst_mix ;;
+      cp) query cp_async_ops --program examples/cp_async_pipeline/argus.yaml --derive ops \
+            --region mainloop --signals duration ;;
+      cutlass_49 | cutlass_54)
+        spec=$(ls examples/cutlass_hopper/*_${w#cutlass_}/argus.yaml)
+        if ! cutlass_sources; then
+          say "$w: skipped, no CUTLASS sources (.venv/cutlass from scripts/setup.sh, or the wheel in .whl/)"
+          continue
+        fi
+        # The spec's first kernel: the GEMM (the example also launches reference kernels).
+        kernel=$(grep -m1 -E '^  - name: ' "$spec" | sed -E 's/^  - name: //; s/ .*//')
+        query "$w" --program "$spec" --kernel "$kernel" --derive loops,ops \
+          --signals duration,inst_mix ;;
+      *) say "unknown check $w (tma cp cutlass_49 cutlass_54)"; fail=1 ;;
+    esac
+  done
 done
 say "derived-check: $([ $fail -eq 0 ] && echo ok || echo FAILED)"
 exit $fail

@@ -1,6 +1,7 @@
 #include "argus/synthesis/region_timing.h"
 
 #include <cstddef>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -121,15 +122,20 @@ Result<json> regionTimingFields(std::string_view bundleBytes, const std::string&
   std::vector<std::string> notes;
   std::vector<uint64_t> kernelNs;  // the selected launches' CUPTI kernel times
   size_t noted = 0;                // launches with a note
+  // Programs launch other kernels too (CUTLASS's examples fill and check with reference
+  // kernels): the timing is of the first traced kernel's launches; the others are counted.
+  std::string timedKernel;
+  std::map<std::string, size_t> otherKernels;
   for (const auto& launch : bundle->launches) {
     if (launch.buffer.empty()) continue;
+    const std::string kernel = launch.info.value("kernel", "");
+    if (!bundle->traceMap.contains(kernel) || (!timedKernel.empty() && kernel != timedKernel)) {
+      ++otherKernels[kernel];
+      continue;
+    }
+    timedKernel = kernel;
     ++launchIndex;
     if (launchClause != nullptr && !launchClause->contains(launchIndex)) continue;
-    const std::string kernel = launch.info.value("kernel", "");
-    if (!bundle->traceMap.contains(kernel))
-      return fail("synthesis", fmt::format("launch {} of kernel `{}` has no trace map in the "
-                                           "evidence",
-                                           integerOr(launch.info, "seq", 0), kernel));
     auto parsed = trace::parseTraceMap(bundle->traceMap[kernel]);
     if (!parsed) return std::unexpected(parsed.error());
     if (!map) map = *parsed;
@@ -158,6 +164,12 @@ Result<json> regionTimingFields(std::string_view bundleBytes, const std::string&
         all.occurrences.push_back(o);
   }
   if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
+  for (const auto& [kernel, n] : otherKernels)
+    notes.push_back(fmt::format("{} launch{} of kernel `{}` left out: {}", n, n == 1 ? "" : "es",
+                                kernel,
+                                bundle->traceMap.contains(kernel)
+                                    ? "the timing is of `" + timedKernel + "`'s launches"
+                                    : "no trace map (not instrumented)"));
   if (noted > kMaxNotes)
     notes.back() += fmt::format(" ({} further launches' notes left out)", noted - kMaxNotes);
   return timingJson(all, *map, regionPath, launches, notes, kernelNs);

@@ -123,5 +123,23 @@ TEST(RegionTiming, TracedKernelTimesOfTheSelectedLaunches) {
   EXPECT_EQ((*two)["duration"]["traced_kernel"]["count"], 2);
 }
 
+TEST(RegionTiming, LaunchesOfOtherKernelsAreLeftOutWithANote) {
+  // A CUTLASS example fills its operands and checks its result with reference kernels before
+  // and after the GEMM (issue 30: "launch 0 of kernel BlockForEach has no trace map").
+  evidence::TraceBundle bundle = bundleWith({"", ""});
+  bundle.launches.insert(bundle.launches.begin(),
+                         {json{{"seq", 0}, {"kernel", "fill"}}, launchBuffer(0)});
+  bundle.launches.push_back({json{{"seq", 3}, {"kernel", "check"}}, launchBuffer(0)});
+  auto scope = query::parseScope("");
+  ASSERT_TRUE(scope);
+  auto timing = regionTiming(evidence::encodeBundle(bundle), "", *scope);
+  ASSERT_TRUE(timing) << timing.error().text();
+  EXPECT_EQ((*timing)["duration"]["launches"], 2);
+  const std::string notes = (*timing)["duration"]["launch_notes"].dump();
+  EXPECT_NE(notes.find("1 launch of kernel `fill` left out: no trace map"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("kernel `check`"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace argus::synthesis
