@@ -165,11 +165,10 @@ Result<json> regionTimingFields(std::string_view bundleBytes, const std::string&
   }
   if (!map) return fail("synthesis", "the evidence holds no traced launch that the scope selects");
   for (const auto& [kernel, n] : otherKernels)
-    notes.push_back(fmt::format("{} launch{} of kernel `{}` left out: {}", n, n == 1 ? "" : "es",
-                                kernel,
-                                bundle->traceMap.contains(kernel)
-                                    ? "the timing is of `" + timedKernel + "`'s launches"
-                                    : "no trace map (not instrumented)"));
+    notes.push_back(fmt::format(
+        "{} launch{} of kernel `{}` left out: {}", n, n == 1 ? "" : "es", kernel,
+        bundle->traceMap.contains(kernel) ? "the timing is of `" + timedKernel + "`'s launches"
+                                          : "no trace map (not instrumented)"));
   if (noted > kMaxNotes)
     notes.back() += fmt::format(" ({} further launches' notes left out)", noted - kMaxNotes);
   return timingJson(all, *map, regionPath, launches, notes, kernelNs);
