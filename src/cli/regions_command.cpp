@@ -17,6 +17,7 @@ struct RegionsOptions {
   std::vector<std::string> nvccFlags;
   std::string derive;
   std::string regionsFile;
+  std::string ptxOut;
   bool json = false;
 };
 
@@ -24,7 +25,8 @@ int runRegions(const RegionsOptions& o) {
   auto tree = session::regions({.target = o.target,
                                 .arch = o.arch,
                                 .nvccFlags = o.nvccFlags,
-                                .derive = {o.derive, o.regionsFile}});
+                                .derive = {o.derive, o.regionsFile},
+                                .ptxOut = o.ptxOut});
   if (!tree) return reportError(tree.error());
   if (o.json) {
     std::cout << report::regionsJson(*tree).dump(2) << "\n";
@@ -58,6 +60,9 @@ std::vector<Command> addRegionsCommands(CLI::App& app) {
                    "lines:[FILE:]A-B; e.g. --derive loops,ops (docs/regions-file.md)");
   verb->add_option("--regions-file", o->regionsFile,
                    "Also the regions of a region file (YAML or JSON, docs/regions-file.md)");
+  verb->add_option("--ptx-out", o->ptxOut,
+                   "Write the PTX the tree comes from, with the derived regions' markers, to this "
+                   "file (for `argus ptx discover`, `ptx cfg`, or reading)");
   verb->add_flag("--json", o->json, "Machine-readable output (schema argus.regions/1)");
   return {Command{verb, [o] { return runRegions(*o); }}};
 }

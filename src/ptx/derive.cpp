@@ -724,6 +724,21 @@ Result<void> place(Function& f, const Kernel& k, const std::vector<Occurrence>& 
         return f.body[i];
     return std::nullopt;
   };
+  // Whether every way into the label at `label` is one of `into`'s branch edges to it with
+  // the markers `own` (no fall-through into it).
+  auto onlyThese = [&](size_t label, const std::vector<uint32_t>& into,
+                       const std::vector<EdgeMarker>& own, const auto& ownOf) {
+    if (f.body[label].kind != Statement::Kind::Label) return false;
+    size_t before = label;
+    while (before > 0 && f.body[before - 1].kind != Statement::Kind::Instruction) --before;
+    if (before > 0) {
+      const Instruction& p = f.body[before - 1].instruction;
+      if (!endsFlow(p.baseOpcode()) || p.guard) return false;
+    }
+    for (uint32_t e : into)
+      if (g.edges[e].branch && g.edges[e].label == label && !same(ownOf(e), own)) return false;
+    return true;
+  };
   for (uint32_t q = 0; q < g.instr.size(); ++q) {
     const auto& into = g.in[q];
     bool any = false, sameEnds = true, sameBegins = true;
@@ -747,10 +762,14 @@ Result<void> place(Function& f, const Kernel& k, const std::vector<Occurrence>& 
       insertAt(afterLabels, onEdge[into.front()], true, false);
     }
     if (sameBegins && commonEnds) continue;
-    for (uint32_t e : into) {
+    auto ownOf = [&](uint32_t e) {
       std::vector<EdgeMarker> own;
       for (const auto& m : onEdge[e])
         if ((m.end && !commonEnds) || (!m.end && !sameBegins)) own.push_back(m);
+      return own;
+    };
+    for (uint32_t e : into) {
+      const std::vector<EdgeMarker> own = ownOf(e);
       if (own.empty()) continue;
       const Edge& edge = g.edges[e];
       if (!edge.branch) {
@@ -760,6 +779,12 @@ Result<void> place(Function& f, const Kernel& k, const std::vector<Occurrence>& 
         while (beginsAt < at && f.body[beginsAt].kind != Statement::Kind::Label) ++beginsAt;
         if (edge.from != kEntry) insertAt(g.instr[edge.from] + 1, own, true, false);
         insertAt(beginsAt, own, false, true);
+        continue;
+      }
+      // A label only such edges reach (an inline-asm wait's `DONE:`, after an unconditional
+      // branch back): the markers go right after it.
+      if (onlyThese(edge.label, into, own, ownOf)) {
+        insertAt(edge.label + 1, own, true, true);
         continue;
       }
       const Statement& label = f.body[edge.label];

@@ -53,6 +53,8 @@ Result<report::RegionTree> regions(const RegionsRequest& request) {
   auto source =
       program::loadTargetPtx(request.target, request.arch, request.nvccFlags, request.derive);
   if (!source) return std::unexpected(source.error());
+  if (!request.ptxOut.empty())
+    if (auto ok = writeFile(request.ptxOut, source->text); !ok) return std::unexpected(ok.error());
   auto module = ptx::parseModule(source->text, source->displayName);
   if (!module) return std::unexpected(module.error());
   auto analysis = ptx::analyzeRegions(*module);

@@ -20,6 +20,7 @@ struct RegionsRequest {
   std::string arch = "sm_90a";
   std::vector<std::string> nvccFlags;  ///< Extra nvcc flags for .cu and spec targets.
   program::DeriveRequest derive;       ///< Regions derived into the PTX (not for .ttgir).
+  std::string ptxOut;  ///< Write the PTX the tree comes from (with derived markers) here.
 };
 
 /// The region tree of every kernel of the target (a .ttgir/.ttir is read as Triton MLIR, whose
