@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "argus/ptx/derive.h"
 #include "argus/ptx/regions.h"
 #include "argus/query/scope.h"
 #include "argus/trace/format.h"
@@ -104,12 +105,10 @@ const Variant kVariants[] = {
      nlohmann::json{{"parted", "record"}}},
 };
 
-class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
-
-TEST_P(TraceLoweringExample, AssemblesAndOnlyAddsInstructions) {
-  const auto& [fixture, variant] = GetParam();
-  ptx::Module traced = loadModule(dataDir() / "ptx" / fixture);
-  ASSERT_FALSE(HasFailure());
+/// Lowers `traced`'s markers for `variant`, assembles it and its stripped twin, and checks that
+/// tracing only added instructions.
+void expectTracedAssemblesAndKeepsWork(const std::string& fixture, ptx::Module traced,
+                                       const Variant& variant) {
   ptx::Module stripped = traced;
   auto result = applyTransforms(traced, {"lower_markers_to_trace"},
                                 optionsFor(variant.scope, variant.config));
@@ -168,6 +167,35 @@ TEST_P(TraceLoweringExample, AssemblesAndOnlyAddsInstructions) {
               << " markers" << (changed.empty() ? "" : "; fewer arithmetic:" + changed) << "\n";
   }
 }
+
+class TraceLoweringExample : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
+
+TEST_P(TraceLoweringExample, AssemblesAndOnlyAddsInstructions) {
+  const auto& [fixture, variant] = GetParam();
+  ptx::Module traced = loadModule(dataDir() / "ptx" / fixture);
+  ASSERT_FALSE(HasFailure());
+  expectTracedAssemblesAndKeepsWork(fixture, std::move(traced), variant);
+}
+
+// A kernel nobody here wrote (CUTLASS example 54, tests/data/ptx/README.md), its regions derived
+// from its loops and async ops without editing it: every variant lowers, assembles and keeps the
+// kernel's work.
+class DerivedTraceLowering : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(DerivedTraceLowering, CutlassKernelWithDerivedRegions) {
+  ptx::Module traced = loadModule(dataDir() / "ptx" / "cutlass_54_fp8_gemm.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto defs = ptx::definitionsFromList("loops,ops");
+  ASSERT_TRUE(defs.has_value());
+  auto placed = ptx::deriveRegions(traced, *defs);
+  ASSERT_TRUE(placed.has_value()) << placed.error().text();
+  EXPECT_GE(placed->size(), 8u);
+  expectTracedAssemblesAndKeepsWork("cutlass_54_fp8_gemm.ptx", std::move(traced), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, DerivedTraceLowering,
+                         ::testing::Values(kVariants[0], kVariants[7], kVariants[3]),
+                         [](const ::testing::TestParamInfo<Variant>& p) { return p.param.name; });
 
 std::string variantTestName(
     const ::testing::TestParamInfo<std::tuple<std::string, Variant>>& info) {

@@ -227,5 +227,37 @@ TEST(DeriveRegions, DefinitionsFromAList) {
   EXPECT_FALSE(definitionsFromList("loop:x"));
 }
 
+TEST(DeriveRegions, ACutlassKernelGetsItsPipelineStructureWithoutEditingIt) {
+  // CUTLASS example 54 (tests/data/ptx/README.md): a producer warp group's tile loop holding
+  // its K loop of TMA loads and waits, and the consumer warp groups' tile loop holding their K
+  // loop of WGMMAs. Loops are named after the CUTLASS headers' lines of their back edges.
+  Module m = fixture("cutlass_54_fp8_gemm.ptx");
+  auto regions = derived(m, list("loops,ops"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto& k = *std::find_if(regions->begin(), regions->end(),
+                                [](const FunctionRegions& f) { return f.isEntry; });
+  const auto p = paths(k);
+  auto has = [&](const std::string& path) {
+    return std::find(p.begin(), p.end(), path) != p.end();
+  };
+  const std::string producerK =
+      "loop_sm90_gemm_tma_warpspecialized_cooperative_591/"
+      "loop_sm90_mma_tma_gmma_ss_warpspecialized_fp8_370";
+  const std::string consumerK =
+      "loop_sm90_gemm_tma_warpspecialized_cooperative_761/"
+      "loop_sm90_mma_tma_gmma_ss_warpspecialized_fp8_519";
+  EXPECT_TRUE(has(producerK + "/tma_load")) << ::testing::PrintToString(p);
+  EXPECT_TRUE(has(producerK + "/mbarrier_wait"));
+  EXPECT_TRUE(has(consumerK + "/wgmma"));
+  EXPECT_TRUE(has(consumerK + "/mbarrier_wait"));
+  EXPECT_TRUE(has(consumerK + "/wgmma_wait"));
+  EXPECT_TRUE(has("loop_sm90_gemm_tma_warpspecialized_cooperative_761/tma_store"));
+  // Every TMA load of the producer's K loop is in its tma_load region: two per stage (A and B).
+  const Region* loads = find(k, producerK + "/tma_load");
+  ASSERT_NE(loads, nullptr);
+  EXPECT_EQ(loads->instructions, 2u);
+  EXPECT_EQ(loads->selector, "op:tma_load");
+}
+
 }  // namespace
 }  // namespace argus::ptx
