@@ -421,5 +421,52 @@ TEST_F(SpecTest, TritonVariantWrapperOverridesTheEditedIrToo) {
   EXPECT_NE(ran->out.find("/HASH/k.ttgir"), std::string::npos) << ran->out;
 }
 
+// Issue 30: a spec's own derived regions, `regions: FILE` beside it and `derive:`.
+TEST_F(SpecTest, DerivedRegionsFieldsAreCheckedAndKept) {
+  ASSERT_TRUE(writeFile(dir_ / "regions.yaml", "derive: [loops]\n"));
+  auto spec = load(
+      "name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
+      "regions: regions.yaml\nderive: [ops, \"loop:kernel.cu:3\"]\n");
+  ASSERT_TRUE(spec) << spec.error().text();
+  EXPECT_EQ(spec->derive.file, fs::weakly_canonical(dir_ / "regions.yaml"));
+  EXPECT_EQ(spec->derive.list, "ops,loop:kernel.cu:3");
+
+  auto missing = load("name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
+                      "regions: nowhere.yaml\n");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("field `regions`"), std::string::npos)
+      << missing.error().message;
+  auto badSelector = load("name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
+                          "derive: \"loop:x\"\n");
+  ASSERT_FALSE(badSelector);
+  EXPECT_NE(badSelector.error().message.find("field `derive`"), std::string::npos);
+  EXPECT_NE(badSelector.error().message.find("selector `loop:x`"), std::string::npos);
+}
+
+TEST_F(SpecTest, RegionFileErrorsNameTheirPlace) {
+  auto check = [&](const std::string& yaml, const std::string& expected) {
+    ASSERT_TRUE(writeFile(dir_ / "r.yaml", yaml));
+    auto defs = loadRegionFile(dir_ / "r.yaml");
+    ASSERT_FALSE(defs) << yaml;
+    EXPECT_NE(defs.error().message.find(expected), std::string::npos) << defs.error().message;
+  };
+  check("regions:\n  - name: a\n", "needs `select: SELECTOR`");
+  check("regions:\n  - {name: a, select: loops, refine: main}\n", "not both");
+  check("regions:\n  - {refine: main}\n", "`refine` without `regions`");
+  check("regions:\n  - {name: 9x, select: loops}\n", "must match");
+  check("regions:\n  - {name: a, select: \"op:tensor\"}\n", "unknown op kind `tensor`");
+  check("kernel: [a]\nregions: []\n", "field `kernel` must be a string");
+  check("regions: [\n", "r.yaml:");
+  check("{}\n", "defines no region");
+  // The material a program version takes from a request changes with the file's bytes.
+  ASSERT_TRUE(writeFile(dir_ / "ok.yaml", "derive: loops\n"));
+  auto a = deriveMaterial({"", dir_ / "ok.yaml"});
+  ASSERT_TRUE(writeFile(dir_ / "ok.yaml", "derive: ops\n"));
+  auto b = deriveMaterial({"", dir_ / "ok.yaml"});
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(*deriveMaterial({}), "");
+}
+
 }  // namespace
 }  // namespace argus::program
