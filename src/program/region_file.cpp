@@ -119,8 +119,8 @@ Result<std::vector<ptx::RegionDefinition>> definitions(const YAML::Node& node, c
   return out;
 }
 
-Result<ptx::RegionDefinitions> parseRegionFile(const fs::path& file, const std::string& bytes) {
-  YAML::Node root = YAML::Load(bytes);
+Result<ptx::RegionDefinitions> parseFields(const fs::path& file, std::string_view bytes) {
+  YAML::Node root = YAML::Load(std::string(bytes));
   if (!root.IsMap())
     return fail("regions", fmt::format("{}: a region file is a mapping with `regions` (and "
                                        "optionally `kernel`, `derive`); see docs/regions-file.md",
@@ -168,8 +168,12 @@ Result<ptx::RegionDefinitions> parseRegionFile(const fs::path& file, const std::
 Result<ptx::RegionDefinitions> loadRegionFile(const fs::path& file) {
   auto bytes = readFile(file);
   if (!bytes) return std::unexpected(bytes.error());
+  return parseRegionFile(*bytes, file);
+}
+
+Result<ptx::RegionDefinitions> parseRegionFile(std::string_view text, const fs::path& file) {
   try {
-    return parseRegionFile(file, *bytes);
+    return parseFields(file, text);
   } catch (const YAML::Exception& e) {
     return fail("regions", fmt::format("{}:{}:{}: {}", file.string(), e.mark.line + 1,
                                        e.mark.column + 1, e.msg));

@@ -431,13 +431,15 @@ TEST_F(SpecTest, DerivedRegionsFieldsAreCheckedAndKept) {
   EXPECT_EQ(spec->derive.file, fs::weakly_canonical(dir_ / "regions.yaml"));
   EXPECT_EQ(spec->derive.list, "ops,loop:kernel.cu:3");
 
-  auto missing = load("name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
-                      "regions: nowhere.yaml\n");
+  auto missing = load(
+      "name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
+      "regions: nowhere.yaml\n");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("field `regions`"), std::string::npos)
       << missing.error().message;
-  auto badSelector = load("name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
-                          "derive: \"loop:x\"\n");
+  auto badSelector = load(
+      "name: k\nsources: [kernel.cu]\nrun: {command: [\"{exe}\"]}\n"
+      "derive: \"loop:x\"\n");
   ASSERT_FALSE(badSelector);
   EXPECT_NE(badSelector.error().message.find("field `derive`"), std::string::npos);
   EXPECT_NE(badSelector.error().message.find("selector `loop:x`"), std::string::npos);

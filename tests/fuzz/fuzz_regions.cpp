@@ -1,6 +1,8 @@
 // Region analysis and async-op discovery over parsed PTX: markers, nesting, ownership, the
-// source positions of every region, and the op sites of the whole module.
+// source positions of every region, and the op sites of the whole module; then regions derived
+// from its loops and ops (argus/ptx/derive.h), placed on its edges and checked again.
 #include "argus/analysis/discover.h"
+#include "argus/ptx/derive.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 #include "fuzz_util.h"
@@ -23,5 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto sites = analysis::discoverAsyncOps(*module, "", "");
   if (sites) (void)analysis::toJson(*sites);
+  if (regions) {
+    static const auto everything = ptx::definitionsFromList("loops,ops,op:ld_global");
+    (void)ptx::deriveRegions(*module, *everything);
+  }
   return 0;
 }

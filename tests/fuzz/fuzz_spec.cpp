@@ -1,6 +1,8 @@
-// The YAML readers: program specs (loadProgramSpec, from a file, as every verb reads them) and
-// recipes (parseRecipe). The first byte picks the reader. Specs are written into a scratch tree
-// shaped like examples/: the spec at root/a/b/argus.yaml beside the usual source names, with
+// The YAML readers: program specs (loadProgramSpec, from a file, as every verb reads them),
+// recipes (parseRecipe) and region files (parseRegionFile, then deriveRegions with what it read
+// on a fixed kernel: tests/data/ptx/derive_loops.ptx). The first byte picks the reader. Specs are
+// written into a scratch tree shaped like examples/: the spec at root/a/b/argus.yaml beside the
+// usual source names, with
 // ../../include and ../common present, so the seeds (the examples' own specs) get past the
 // existence checks and mutations reach the field checks.
 #include <unistd.h>
@@ -12,6 +14,9 @@
 
 #include "argus/planner/recipe.h"
 #include "argus/program/program.h"
+#include "argus/program/region_file.h"
+#include "argus/ptx/derive.h"
+#include "argus/ptx/parser.h"
 #include "fuzz_util.h"
 
 namespace {
@@ -39,13 +44,34 @@ const fs::path& scratch() {
   return spec;
 }
 
+/// The kernel region files are derived on: nested loops, a call, a barrier, global memory.
+const argus::ptx::Module& kernel() {
+  static const argus::ptx::Module module = [] {
+    std::ifstream in(fs::path(ARGUS_FUZZ_DATA_DIR) / "ptx" / "derive_loops.ptx");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto parsed = argus::ptx::parseModule(text, "derive_loops.ptx");
+    if (!parsed) {
+      std::fprintf(stderr, "fuzz_spec: cannot read derive_loops.ptx: %s\n",
+                   parsed.error().text().c_str());
+      std::abort();
+    }
+    return *parsed;
+  }();
+  return module;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace argus;
   if (size < 1 || size > fuzz::kMaxInput) return -1;
   auto yaml = fuzz::text(data + 1, size - 1);
-  if (data[0] % 2 == 0) {
+  if (data[0] % 3 == 2) {
+    auto defs = program::parseRegionFile(yaml, "fuzz.yaml");
+    if (!defs) return 0;
+    ptx::Module module = kernel();
+    (void)ptx::deriveRegions(module, *defs);
+  } else if (data[0] % 3 == 0) {
     const fs::path& file = scratch();
     {
       std::ofstream out(file, std::ios::binary | std::ios::trunc);

@@ -42,8 +42,10 @@ def seeds(target):
     if target == "spec":
         specs = files("examples/*/argus.yaml", "tests/gpu_query/*.yaml", "tests/gpu_query/*/argus.yaml")
         recipes = files("recipes/*.yaml")
+        region_files = files("tests/fuzz/seeds/regions_file/*")
         return [("spec_" + p.parent.name + "_" + p.name, b"\0" + p.read_bytes()) for p in specs] + [
-            ("recipe_" + p.name, b"\1" + p.read_bytes()) for p in recipes]
+            ("recipe_" + p.name, b"\1" + p.read_bytes()) for p in recipes] + [
+            ("regions_" + p.name, b"\2" + p.read_bytes()) for p in region_files]
     if target == "trace":
         bundles = files("tests/data/reports/*/inputs/evidence", "tests/data/reports/tma_gemm_op_latency/evidence/*_0_0_*")
         proton = files("tests/data/proton/*.chrome_trace")

@@ -23,6 +23,10 @@ struct DeriveRequest {
 /// Reads a region file. Errors name the file, line and column, the field and what to give.
 [[nodiscard]] Result<ptx::RegionDefinitions> loadRegionFile(const std::filesystem::path& file);
 
+/// A region file's text, `file` naming it in messages (what loadRegionFile does once read).
+[[nodiscard]] Result<ptx::RegionDefinitions> parseRegionFile(std::string_view text,
+                                                             const std::filesystem::path& file);
+
 /// The request's definitions: the region file's, then the list's.
 [[nodiscard]] Result<std::vector<ptx::RegionDefinitions>> definitionsOf(
     const DeriveRequest& request);
