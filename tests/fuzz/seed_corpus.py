@@ -63,8 +63,10 @@ def seeds(target):
         # page size, the schema table's first page, a row of the last page.
         size = (DATA / "workspace" / "argus.db").stat().st_size
         patch = lambda offset, byte: offset.to_bytes(4, "little") + bytes([byte])
-        return [("unpatched", b""), ("page_size", patch(16, 0x20)),
-                ("schema_page", patch(150, 0x41) + patch(400, 0)), ("last_page", patch(size - 100, 0xff))]
+        # The first byte picks the readers (fuzz_workspace.cpp): every patch for each of the five.
+        patches = [("unpatched", b""), ("page_size", patch(16, 0x20)),
+                   ("schema_page", patch(150, 0x41) + patch(400, 0)), ("last_page", patch(size - 100, 0xff))]
+        return [(f"{name}_{group}", bytes([group]) + data) for group in range(5) for name, data in patches]
     sys.exit(f"seed_corpus.py: unknown target `{target}`")
 
 
