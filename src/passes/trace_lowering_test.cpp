@@ -177,26 +177,6 @@ TEST_P(TraceLoweringExample, AssemblesAndOnlyAddsInstructions) {
   expectTracedAssemblesAndKeepsWork(fixture, std::move(traced), variant);
 }
 
-// A kernel nobody here wrote (CUTLASS example 54, tests/data/ptx/README.md), its regions derived
-// from its loops and async ops without editing it: every variant lowers, assembles and keeps the
-// kernel's work.
-class DerivedTraceLowering : public ::testing::TestWithParam<Variant> {};
-
-TEST_P(DerivedTraceLowering, CutlassKernelWithDerivedRegions) {
-  ptx::Module traced = loadModule(dataDir() / "ptx" / "cutlass_54_fp8_gemm.ptx");
-  ASSERT_FALSE(HasFailure());
-  auto defs = ptx::definitionsFromList("loops,ops");
-  ASSERT_TRUE(defs.has_value());
-  auto placed = ptx::deriveRegions(traced, *defs);
-  ASSERT_TRUE(placed.has_value()) << placed.error().text();
-  EXPECT_GE(placed->size(), 8u);
-  expectTracedAssemblesAndKeepsWork("cutlass_54_fp8_gemm.ptx", std::move(traced), GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(Variants, DerivedTraceLowering,
-                         ::testing::Values(kVariants[0], kVariants[7], kVariants[3]),
-                         [](const ::testing::TestParamInfo<Variant>& p) { return p.param.name; });
-
 std::string variantTestName(
     const ::testing::TestParamInfo<std::tuple<std::string, Variant>>& info) {
   std::string name = std::get<0>(info.param);
@@ -211,6 +191,32 @@ INSTANTIATE_TEST_SUITE_P(Examples, TraceLoweringExample,
                          ::testing::Combine(::testing::ValuesIn(exampleFixtures()),
                                             ::testing::ValuesIn(kVariants)),
                          variantTestName);
+
+// Kernels nobody here wrote, their regions derived from their loops and async ops without
+// editing them (tests/data/ptx/README.md): CUTLASS example 54, and Triton kernels of liger-kernel
+// and geak-eval's TritonBench-G. Every variant lowers, assembles and keeps the kernel's work.
+class DerivedTraceLowering : public ::testing::TestWithParam<std::tuple<std::string, Variant>> {};
+
+TEST_P(DerivedTraceLowering, PackageKernelWithDerivedRegions) {
+  const auto& [fixture, variant] = GetParam();
+  ptx::Module traced = loadModule(dataDir() / "ptx" / fixture);
+  ASSERT_FALSE(HasFailure());
+  auto defs = ptx::definitionsFromList("loops,ops");
+  ASSERT_TRUE(defs.has_value());
+  auto placed = ptx::deriveRegions(traced, *defs);
+  ASSERT_TRUE(placed.has_value()) << placed.error().text();
+  EXPECT_GE(placed->size(), 3u);
+  expectTracedAssemblesAndKeepsWork(fixture, std::move(traced), variant);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Packages, DerivedTraceLowering,
+    ::testing::Combine(::testing::Values("cutlass_54_fp8_gemm.ptx",
+                                         "triton_pkg_geak_eval_flash_attn_fwd.ptx",
+                                         "triton_pkg_geak_eval_matmul_kernel.ptx",
+                                         "triton_pkg_liger_kernel_cross_entropy_fwd.ptx"),
+                       ::testing::Values(kVariants[0], kVariants[7], kVariants[3])),
+    variantTestName);
 
 // record_place=begin (the default): a leaf region takes its record's place at its begin marker, a
 // region with a region nested in it at its end marker; record_place=end takes every place at the

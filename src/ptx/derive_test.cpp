@@ -259,5 +259,24 @@ TEST(DeriveRegions, ACutlassKernelGetsItsPipelineStructureWithoutEditingIt) {
   EXPECT_EQ(loads->selector, "op:tma_load");
 }
 
+TEST(DeriveRegions, TritonKernelsOfPackagesGetTheirKLoops) {
+  // geak-eval's TritonBench-G matmul (make_package_fixtures.py): Triton pipelines its K loop
+  // with cp.async and WGMMA; the loop's name is the package file's line of its back edge.
+  Module m = fixture("triton_pkg_geak_eval_matmul_kernel.ptx");
+  auto regions = derived(m, list("loops,ops"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto p = paths(regions->front());
+  for (const char* path : {"loop_matmul_kernel_28/cp_async", "loop_matmul_kernel_28/wgmma",
+                           "loop_matmul_kernel_28/wgmma_wait", "loop_matmul_kernel_28/bar_sync"})
+    EXPECT_NE(std::find(p.begin(), p.end(), path), p.end())
+        << path << " in " << ::testing::PrintToString(p);
+  // liger-kernel's cross entropy: three loops over the vocabulary, none nested.
+  Module ce = fixture("triton_pkg_liger_kernel_cross_entropy_fwd.ptx");
+  auto ceRegions = derived(ce, list("loops"));
+  ASSERT_TRUE(ceRegions) << ceRegions.error().text();
+  EXPECT_EQ(paths(ceRegions->front()).size(), 3u)
+      << ::testing::PrintToString(paths(ceRegions->front()));
+}
+
 }  // namespace
 }  // namespace argus::ptx
