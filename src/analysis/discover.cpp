@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <set>
 #include <unordered_map>
 
+#include "argus/ptx/cfg.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 
@@ -329,16 +332,87 @@ struct KernelScan {
   const ptx::FunctionRegions* regions = nullptr;
 };
 
+/// The natural loops of a kernel's CFG, built once per kernel for the pipeline-state recovery.
+/// A spin loop inside an inline-asm `{ }` (an mbarrier wait) is left out: it is not a loop of
+/// the source and never carries a phase.
+struct KernelLoops {
+  struct Loop {
+    uint32_t header = 0;
+    std::vector<uint32_t> latches;
+    std::vector<bool> contains;  ///< Per block.
+    size_t size = 0;             ///< Blocks in the loop.
+  };
+  std::optional<ptx::ControlFlowGraph> cfg;
+  std::unique_ptr<ptx::DominatorTree> dom;
+  std::vector<Loop> loops;
+  std::string error;  ///< Why there is no CFG.
+};
+
+KernelLoops buildLoops(const ptx::Function& f, std::string_view fileName) {
+  KernelLoops k;
+  auto cfg = ptx::buildControlFlowGraph(f, fileName);
+  if (!cfg) {
+    k.error = cfg.error().text();
+    return k;
+  }
+  k.cfg = std::move(*cfg);
+  k.dom = std::make_unique<ptx::DominatorTree>(*k.cfg);
+  std::vector<int> depth(f.body.size(), 0);  // `{ }` nesting of every statement
+  for (size_t i = 0, d = 0; i < f.body.size(); ++i) {
+    if (f.body[i].kind == Statement::Kind::ScopeEnd && d > 0) --d;
+    depth[i] = static_cast<int>(d);
+    if (f.body[i].kind == Statement::Kind::ScopeBegin) ++d;
+  }
+  const auto& blocks = k.cfg->blocks;
+  std::map<uint32_t, KernelLoops::Loop> byHeader;
+  for (uint32_t b = 0; b < blocks.size(); ++b)
+    for (uint32_t h : blocks[b].successors) {
+      if (!k.dom->dominates(h, b) || depth[blocks[h].begin] > 0) continue;
+      KernelLoops::Loop& loop = byHeader[h];
+      if (loop.contains.empty()) {
+        loop.header = h;
+        loop.contains.assign(blocks.size(), false);
+        loop.contains[h] = true;
+      }
+      loop.latches.push_back(b);
+      std::vector<uint32_t> work{b};
+      while (!work.empty()) {
+        const uint32_t x = work.back();
+        work.pop_back();
+        if (loop.contains[x]) continue;
+        loop.contains[x] = true;
+        for (uint32_t p : blocks[x].predecessors) work.push_back(p);
+      }
+    }
+  for (auto& [h, loop] : byHeader) {
+    loop.size = static_cast<size_t>(std::ranges::count(loop.contains, true));
+    k.loops.push_back(std::move(loop));
+  }
+  return k;
+}
+
 /// Recovers how a wait's parity operand is computed (see ParityPhase). Only single-definition
 /// chains are followed, except for the toggle register itself, whose definitions must be exactly
 /// initialising `mov`s plus one in-place `xor`.
 class ParityProver {
  public:
   ParityProver(const ptx::Function& f, const Resolver& resolver,
-               const std::map<std::string, std::string>& iterRegions)
-      : f_(f), resolver_(resolver), iterRegions_(iterRegions) {}
+               const std::map<std::string, std::string>& iterRegions, const KernelLoops& loops)
+      : f_(f), resolver_(resolver), iterRegions_(iterRegions), loops_(loops) {}
 
-  ParityPhase prove(const Operand& op) {
+  /// The `immediate`, `iteration` and `toggle` forms first (unchanged); where they fail, the
+  /// pipeline-state recovery for the wait at statement `wait`.
+  ParityPhase prove(const Operand& op, size_t wait) {
+    ParityPhase p = proveDirect(op);
+    if (p.form != "unknown" || op.kind != Operand::Kind::Register) return p;
+    ParityPhase q = pipelineState(op.text, wait);
+    if (q.form != "unknown") return q;
+    p.reason += "; not a pipeline state: " + q.reason;
+    return p;
+  }
+
+ private:
+  ParityPhase proveDirect(const Operand& op) {
     ParityPhase p;
     if (op.kind == Operand::Kind::Immediate) {
       p.form = "immediate";
@@ -400,7 +474,6 @@ class ParityProver {
     return p;
   }
 
- private:
   static bool isImm(const Operand& op, int64_t value) {
     if (op.kind != Operand::Kind::Immediate) return false;
     auto n = ptx::parseSigned(op.text);
@@ -582,13 +655,482 @@ class ParityProver {
     return p;
   }
 
+  // --- Pipeline state: a loop-carried 1-bit phase (CUTLASS PipelineState) -------------------
+
+  /// One `xor` of the phase with a 0/1 value.
+  struct Flip {
+    size_t at = 0;
+    std::string member;  ///< The register the xor defines.
+    std::string source;  ///< The phase register it reads (empty: none).
+    std::string bit;     ///< The 0/1 register xor'ed in; empty: the immediate 1.
+  };
+
+  /// The phase registers reachable through the parity's definitions, all proven 1-bit.
+  struct Closure {
+    std::set<std::string> members;
+    std::vector<Flip> flips;
+    std::set<size_t> defs;
+  };
+
+  /// How a flip is tied to the stage index: it happens when the index reaches `stages`.
+  struct Wrap {
+    int64_t stages = 0;
+    std::string index;      ///< The stage-index register (empty: an unconditional flip).
+    bool stepped = false;   ///< `setp.eq I + 1, stages` with I reset to 0 under that predicate.
+    std::string predicate;  ///< The compare's predicate when stepped.
+    std::string next;       ///< I + 1 when stepped.
+  };
+
+  std::string lineOf(size_t at) const { return std::to_string(f_.body[at].loc.line); }
+
+  std::string describe(size_t at) const {
+    return "PTX line " + lineOf(at) + ": `" + f_.body[at].instruction.opcode + "`";
+  }
+
+  static bool isBitImm(const Operand& op) { return isImm(op, 0) || isImm(op, 1); }
+
+  /// The unguarded single definition of `reg` (nullptr: none or several).
+  const ptx::Instruction* soleDef(const std::string& reg, size_t* at = nullptr) const {
+    if (resolver_.definitionCount(reg) != 1) return nullptr;
+    const size_t d = resolver_.definitions(reg)->front();
+    const ptx::Instruction& inst = f_.body[d].instruction;
+    if (inst.guard) return nullptr;
+    if (at) *at = d;
+    return &inst;
+  }
+
+  /// Whether `reg` is a 0/1 flip amount: `selp 1, 0, P` / `selp 0, 1, P` or `and X, Y, 1`.
+  bool isBitValue(const std::string& reg) const {
+    const ptx::Instruction* d = soleDef(reg);
+    if (d == nullptr) return false;
+    const auto& ops = d->operands;
+    if (d->baseOpcode() == "selp" && ops.size() == 4)
+      return ops[3].kind == Operand::Kind::Register &&
+             ((isImm(ops[1], 1) && isImm(ops[2], 0)) || (isImm(ops[1], 0) && isImm(ops[2], 1)));
+    return d->baseOpcode() == "and" && ops.size() == 3 && isImm(ops[2], 1);
+  }
+
+  /// Follows every definition of every member; fails on the first that is not provably 1-bit.
+  /// Induction: each accepted definition yields 0 or 1 when the members it reads do.
+  std::optional<Closure> closure(const std::string& reg, std::string& why) const {
+    Closure c;
+    std::vector<std::string> work{reg};
+    c.members.insert(reg);
+    auto member = [&](const std::string& r) {
+      if (c.members.insert(r).second) work.push_back(r);
+    };
+    while (!work.empty()) {
+      const std::string m = work.back();
+      work.pop_back();
+      if (c.members.size() > 64) {
+        why = reg + " reaches more than 64 phase registers";
+        return std::nullopt;
+      }
+      const auto* defs = resolver_.definitions(m);
+      if (defs == nullptr) {
+        why = m + " has no definition in the function, so it is not provably 1-bit";
+        return std::nullopt;
+      }
+      for (size_t d : *defs) {
+        c.defs.insert(d);
+        const ptx::Instruction& inst = f_.body[d].instruction;
+        const std::string base = inst.baseOpcode();
+        const auto& ops = inst.operands;
+        const std::string bad =
+            m + " has a definition that is not provably 1-bit (" + describe(d) + ")";
+        if (base == "mov" && ops.size() == 2) {
+          if (ops[1].kind == Operand::Kind::Register) {
+            member(ops[1].text);
+            continue;
+          }
+          if (isBitImm(ops[1])) continue;
+          why = bad;
+          return std::nullopt;
+        }
+        if (base == "xor" && ops.size() == 3) {
+          std::vector<std::string> phases;
+          std::vector<std::string> bits;
+          for (size_t k = 1; k < 3; ++k) {
+            const Operand& o = ops[k];
+            if (isImm(o, 1)) {
+              bits.emplace_back();
+            } else if (o.kind == Operand::Kind::Register && !o.negated) {
+              if (!c.members.contains(o.text) && isBitValue(o.text))
+                bits.push_back(o.text);
+              else
+                phases.push_back(o.text);
+            } else if (!isImm(o, 0)) {
+              why = bad;
+              return std::nullopt;
+            }
+          }
+          // Two phase registers xor'ed: 1-bit, but the flip amount is not a stage-wrap bit.
+          if (phases.size() > 1) {
+            why = m + " is the xor of two phase registers (" + describe(d) +
+                  "), so the flip is not tied to a stage index";
+            return std::nullopt;
+          }
+          for (const std::string& p : phases) member(p);
+          for (const std::string& b : bits)
+            c.flips.push_back(Flip{d, m, phases.empty() ? "" : phases[0], b});
+          continue;
+        }
+        if (base == "selp" && ops.size() == 4) {
+          bool ok = true;
+          for (size_t k = 1; k < 3; ++k) {
+            if (ops[k].kind == Operand::Kind::Register && !ops[k].negated)
+              member(ops[k].text);
+            else
+              ok = ok && isBitImm(ops[k]);
+          }
+          if (ok) continue;
+        }
+        if (base == "and" && ops.size() == 3 && isImm(ops[2], 1)) continue;
+        why = bad;
+        return std::nullopt;
+      }
+    }
+    return c;
+  }
+
+  /// Stage count of a wrap compare on predicate `pred` (flip when it is `when`):
+  /// `setp.eq I + 1, K` (or `setp.ne` flipping on false) wraps at K; `setp.gt X, K` at K + 1;
+  /// `setp.ge X, K` at K; `and.pred` of compares takes the wrap compares, which must agree.
+  std::optional<Wrap> predicateWrap(const std::string& pred, bool when, size_t flip,
+                                    std::string& why) const {
+    size_t at = 0;
+    const ptx::Instruction* d = soleDef(pred, &at);
+    const std::string untied =
+        "the flip at " + describe(flip) + " is not tied to a stage-index compare: " + pred;
+    if (d == nullptr) {
+      why = untied + " has no single unguarded definition";
+      return std::nullopt;
+    }
+    const auto& ops = d->operands;
+    if (d->opcode.starts_with("and.pred") && ops.size() == 3 && when) {
+      std::optional<Wrap> found;
+      std::string inner;
+      for (size_t k = 1; k < 3; ++k) {
+        if (ops[k].kind != Operand::Kind::Register || ops[k].negated) continue;
+        auto w = predicateWrap(ops[k].text, true, flip, inner);
+        if (!w) continue;
+        if (found && found->stages != w->stages) {
+          why = untied + " combines compares with " + std::to_string(found->stages) + " and " +
+                std::to_string(w->stages) + " stages";
+          return std::nullopt;
+        }
+        if (!found) found = w;
+      }
+      if (!found) why = untied + " is `and.pred` of no wrap compare";
+      return found;
+    }
+    if (d->baseOpcode() != "setp" || ops.size() != 3 || ops[1].kind != Operand::Kind::Register ||
+        ops[2].kind != Operand::Kind::Immediate) {
+      why = untied + " is defined by `" + d->opcode + "` (" + describe(at) + ")";
+      return std::nullopt;
+    }
+    const auto bound = ptx::parseSigned(ops[2].text);
+    const std::string cmp = d->opcode.substr(5, d->opcode.find('.', 5) - 5);
+    Wrap w;
+    w.index = ops[1].text;
+    if (bound && ((cmp == "eq" && when) || (cmp == "ne" && !when))) {
+      w.stages = *bound;
+      stepIndex(w, pred);
+    } else if (bound && cmp == "gt" && when) {
+      w.stages = *bound + 1;
+    } else if (bound && cmp == "ge" && when) {
+      w.stages = *bound;
+    } else {
+      why = untied + " is `" + d->opcode + " " + ops[1].text + ", " + ops[2].text +
+            "`, not an index reaching the stage count (" + describe(at) + ")";
+      return std::nullopt;
+    }
+    if (w.stages < 1) {
+      why = untied + " compares with " + ops[2].text + ", not a stage count";
+      return std::nullopt;
+    }
+    return w;
+  }
+
+  /// CUTLASS's operator++: `N = I + 1; P = (N == K); I = P ? 0 : N`. Marks `w` stepped when the
+  /// compared value is I + 1 and I has a reset to 0 under the same predicate.
+  void stepIndex(Wrap& w, const std::string& pred) const {
+    const ptx::Instruction* inc = soleDef(w.index);
+    if (inc == nullptr || inc->baseOpcode() != "add" || inc->operands.size() != 3 ||
+        inc->operands[1].kind != Operand::Kind::Register || !isImm(inc->operands[2], 1))
+      return;
+    const std::string next = w.index;
+    const std::string index = inc->operands[1].text;
+    for (size_t d : *resolver_.definitions(index)) {
+      const ptx::Instruction& r = f_.body[d].instruction;
+      const auto& ops = r.operands;
+      if (!r.guard && r.baseOpcode() == "selp" && ops.size() == 4 && isImm(ops[1], 0) &&
+          ops[2].kind == Operand::Kind::Register && ops[2].text == next &&
+          ops[3].kind == Operand::Kind::Register && !ops[3].negated && ops[3].text == pred) {
+        w.index = index;
+        w.next = next;
+        w.predicate = pred;
+        w.stepped = true;
+        return;
+      }
+    }
+  }
+
+  /// The wrap a flip is tied to: its guard, its `selp` bit's predicate, or bit 0 of a division.
+  std::optional<Wrap> wrapOf(const Flip& flip, std::string& why) {
+    const ptx::Instruction& x = f_.body[flip.at].instruction;
+    if (flip.bit.empty()) {
+      if (x.guard) return predicateWrap(x.guard->predicate, !x.guard->negated, flip.at, why);
+      return Wrap{1, "", false, "", ""};  // flips on every pass
+    }
+    if (x.guard) {
+      why = "the flip at " + describe(flip.at) + " is guarded as well as conditional";
+      return std::nullopt;
+    }
+    const ptx::Instruction* b = soleDef(flip.bit);
+    const auto& ops = b->operands;
+    if (b->baseOpcode() == "selp") {
+      if (ops[3].negated) {
+        why = "the flip at " + describe(flip.at) + " selects on a negated predicate";
+        return std::nullopt;
+      }
+      return predicateWrap(ops[3].text, isImm(ops[1], 1), flip.at, why);
+    }
+    // `and B, Y, 1` with Y = X / K: PipelineState::advance by a count of K or more.
+    ParityPhase scratch;
+    if (ops[1].kind == Operand::Kind::Register)
+      if (auto div = division(ops[1].text, scratch))
+        return Wrap{div->second, div->first, false, "", ""};
+    why = "the flip at " + describe(flip.at) + " xors bit 0 of " + operandText(ops[1]) +
+          ", which is not a division by a stage count";
+    return std::nullopt;
+  }
+
+  /// Where a member `reg` enters loop `loop`: the constant or register of its definitions
+  /// outside the loop; empty optional and `what` describing them otherwise.
+  struct Entry {
+    std::optional<int64_t> constant;
+    std::string reg;
+    std::string what;  ///< Why neither, when both are empty.
+  };
+
+  Entry entryOf(const std::string& reg, const KernelLoops::Loop& loop) const {
+    Entry e;
+    std::vector<size_t> outside;
+    for (size_t d : *resolver_.definitions(reg))
+      if (!loop.contains[loops_.cfg->blockOf[d]]) outside.push_back(d);
+    if (outside.empty()) {
+      e.what = reg + " has no definition before the loop";
+      return e;
+    }
+    bool constants = true;
+    std::set<int64_t> values;
+    for (size_t d : outside) {
+      const ptx::Instruction& inst = f_.body[d].instruction;
+      const bool movImm = !inst.guard && inst.baseOpcode() == "mov" && inst.operands.size() == 2 &&
+                          inst.operands[1].kind == Operand::Kind::Immediate;
+      if (movImm) {
+        if (auto v = ptx::parseSigned(inst.operands[1].text)) values.insert(*v);
+      }
+      constants = constants && movImm;
+    }
+    if (constants && values.size() == 1) {
+      e.constant = *values.begin();
+      return e;
+    }
+    const ptx::Instruction& first = f_.body[outside.front()].instruction;
+    if (outside.size() == 1 && !first.guard && first.baseOpcode() == "mov" &&
+        first.operands.size() == 2 && first.operands[1].kind == Operand::Kind::Register) {
+      e.reg = first.operands[1].text;
+      // A copy of a register with one `mov` of a constant (nvcc's `mov %r9, 1; mov %r4, %r9`).
+      const ptx::Instruction* src = soleDef(e.reg);
+      if (src != nullptr && src->baseOpcode() == "mov" && src->operands.size() == 2 &&
+          src->operands[1].kind == Operand::Kind::Immediate)
+        e.constant = ptx::parseSigned(src->operands[1].text);
+      if (e.constant) e.reg.clear();
+      return e;
+    }
+    e.what = reg + " enters the loop through " + std::to_string(outside.size()) +
+             " definitions (first at " + describe(outside.front()) + ")";
+    return e;
+  }
+
+  /// Whether block `to` is reachable from block `from` inside `loop` without passing its header.
+  bool reachesWithin(uint32_t from, uint32_t to, const KernelLoops::Loop& loop) const {
+    const auto& blocks = loops_.cfg->blocks;
+    std::vector<bool> seen(blocks.size(), false);
+    std::vector<uint32_t> work{from};
+    while (!work.empty()) {
+      const uint32_t b = work.back();
+      work.pop_back();
+      for (uint32_t s : blocks[b].successors) {
+        if (s == loop.header || !loop.contains[s] || seen[s]) continue;
+        if (s == to) return true;
+        seen[s] = true;
+        work.push_back(s);
+      }
+    }
+    return false;
+  }
+
+  std::string labelOf(const KernelLoops::Loop& loop) const {
+    const ptx::BasicBlock& b = loops_.cfg->blocks[loop.header];
+    for (size_t i = b.begin; i < b.end; ++i)
+      if (f_.body[i].kind == Statement::Kind::Label) return f_.body[i].text;
+    return "block " + std::to_string(loop.header);
+  }
+
+  ParityPhase pipelineState(const std::string& reg, size_t wait) {
+    ParityPhase p;
+    std::string why;
+    auto c = closure(reg, why);
+    if (!c) {
+      p.reason = why;
+      return p;
+    }
+    p.chain.assign(c->defs.begin(), c->defs.end());
+    if (c->flips.empty()) {
+      p.reason = reg + " is 1-bit but never flipped by an `xor`, so it is not a loop-carried phase";
+      return p;
+    }
+    std::vector<Wrap> wraps;
+    for (const Flip& flip : c->flips) {
+      auto w = wrapOf(flip, why);
+      if (!w) {
+        p.reason = reg + " is a 1-bit toggle, but " + why;
+        return p;
+      }
+      if (!wraps.empty() && w->stages != wraps.front().stages) {
+        p.reason = reg + " is a 1-bit toggle whose flips disagree on the stage count (" +
+                   std::to_string(wraps.front().stages) + " at PTX line " +
+                   lineOf(c->flips.front().at) + ", " + std::to_string(w->stages) +
+                   " at PTX line " + lineOf(flip.at) + ")";
+        return p;
+      }
+      wraps.push_back(*w);
+    }
+    if (!loops_.cfg) {
+      p.reason = reg + " is a 1-bit toggle, but the CFG is unavailable: " + loops_.error;
+      return p;
+    }
+    const auto& blockOf = loops_.cfg->blockOf;
+    auto flipsIn = [&](const KernelLoops::Loop& loop) {
+      return std::ranges::any_of(c->flips,
+                                 [&](const Flip& fl) { return loop.contains[blockOf[fl.at]]; });
+    };
+    if (std::ranges::none_of(loops_.loops, flipsIn)) {
+      p.reason = reg + " is a 1-bit toggle, but no loop flips it, so it is not loop-carried";
+      return p;
+    }
+    p.form = "pipeline_state";
+    p.stages = wraps.front().stages;
+    std::string lines;
+    for (const Flip& fl : c->flips) lines += (lines.empty() ? "" : ", ") + lineOf(fl.at);
+    p.expression = reg + ": 1-bit phase flipped when the stage index wraps at " +
+                   std::to_string(*p.stages) + " (PTX lines " + lines + ")";
+    // The innermost loop around the wait that flips the phase carries it.
+    const KernelLoops::Loop* loop = nullptr;
+    for (const KernelLoops::Loop& l : loops_.loops)
+      if (l.contains[blockOf[wait]] && flipsIn(l) && (loop == nullptr || l.size < loop->size))
+        loop = &l;
+    if (loop == nullptr) {
+      p.reason = "the wait is in no loop that flips " + reg +
+                 " (e.g. a pipeline tail after the loop), so there is no per-iteration formula";
+      return p;
+    }
+    p.loop = labelOf(*loop);
+    p.loopLine = f_.body[loops_.cfg->blocks[loop->header].begin].loc.line;
+    perIteration(p, reg, wait, *loop, *c, wraps);
+    return p;
+  }
+
+  /// The per-iteration formula, where the loop flips `reg` in place exactly once per iteration
+  /// by CUTLASS's operator++ on a stage index; otherwise `reason` says which part is missing.
+  void perIteration(ParityPhase& p, const std::string& reg, size_t wait,
+                    const KernelLoops::Loop& loop, const Closure& c,
+                    const std::vector<Wrap>& wraps) const {
+    const auto& blockOf = loops_.cfg->blockOf;
+    auto inLoop = [&](size_t d) { return loop.contains[blockOf[d]]; };
+    std::vector<size_t> flipsHere;
+    for (size_t i = 0; i < c.flips.size(); ++i)
+      if (inLoop(c.flips[i].at)) flipsHere.push_back(i);
+    const Flip& flip = c.flips[flipsHere.front()];
+    const Wrap& wrap = wraps[flipsHere.front()];
+    size_t regDefsHere = 0;
+    for (size_t d : *resolver_.definitions(reg)) regDefsHere += inLoop(d) ? 1 : 0;
+    if (flipsHere.size() != 1 || flip.member != reg || flip.source != reg || regDefsHere != 1) {
+      p.reason = "no per-iteration formula: the loop at " + p.loop + " does not flip " + reg +
+                 " in place exactly once (" + std::to_string(flipsHere.size()) + " flips, " +
+                 std::to_string(regDefsHere) + " definitions of " + reg + " in the loop)";
+      return;
+    }
+    if (!wrap.stepped) {
+      p.index = wrap.index;
+      p.reason = "no per-iteration formula: the flip at " + describe(flip.at) +
+                 " is not a step `I + 1 == " + std::to_string(wrap.stages) +
+                 "` of an index I reset to 0 under the same predicate";
+      return;
+    }
+    p.index = wrap.index;
+    size_t indexDefsHere = 0;
+    for (size_t d : *resolver_.definitions(wrap.index)) indexDefsHere += inLoop(d) ? 1 : 0;
+    const uint32_t flipBlock = blockOf[flip.at];
+    const bool everyPass = std::ranges::all_of(
+        loop.latches, [&](uint32_t latch) { return loops_.dom->dominates(flipBlock, latch); });
+    const bool nested = std::ranges::any_of(loops_.loops, [&](const KernelLoops::Loop& l) {
+      return l.size < loop.size && l.contains[flipBlock] && loop.contains[l.header];
+    });
+    if (indexDefsHere != 1 || !everyPass || nested) {
+      p.reason = "no per-iteration formula: the step at " + describe(flip.at) +
+                 (indexDefsHere != 1 ? " is not the only update of " + wrap.index + " in the loop"
+                  : nested           ? " is inside an inner loop"
+                                     : " does not run on every iteration of the loop");
+      return;
+    }
+    // The wait sees k steps at iteration k when it comes before the step, k + 1 after it.
+    const uint32_t waitBlock = blockOf[wait];
+    bool after = false;
+    if (waitBlock == flipBlock) {
+      after = wait > flip.at;
+    } else if (loops_.dom->dominates(flipBlock, waitBlock)) {
+      after = true;
+    } else if (reachesWithin(flipBlock, waitBlock, loop)) {
+      p.reason = "no per-iteration formula: the wait runs both before and after the step at " +
+                 describe(flip.at) + " on different paths";
+      return;
+    }
+    const Entry index0 = entryOf(wrap.index, loop);
+    const Entry phase0 = entryOf(reg, loop);
+    p.carried = reg;
+    p.indexInitial = index0.constant;
+    p.indexEntry = index0.reg;
+    p.initial = phase0.constant;
+    p.initialEntry = phase0.reg;
+    auto name = [](const Entry& e, const std::string& self) {
+      return e.constant ? std::to_string(*e.constant) : e.reg.empty() ? self + "@entry" : e.reg;
+    };
+    const std::string i0 = name(index0, wrap.index);
+    const std::string p0 = name(phase0, reg);
+    p.expression = "((" + i0 + " + k" + (after ? " + 1" : "") + ") / " +
+                   std::to_string(wrap.stages) + " + " + p0 +
+                   ") & 1 at iteration k of the loop at " + p.loop + " (index " + wrap.index +
+                   ", phase " + reg + "; " + i0 + ", " + p0 +
+                   ": their values at loop entry, index < " + std::to_string(wrap.stages) + ")";
+    std::vector<std::string> missing;
+    if (!index0.what.empty()) missing.push_back("index entry: " + index0.what);
+    if (!phase0.what.empty()) missing.push_back("phase entry: " + phase0.what);
+    for (size_t i = 0; i < missing.size(); ++i) p.reason += (i > 0 ? "; " : "") + missing[i];
+  }
+
   const ptx::Function& f_;
   const Resolver& resolver_;
   const std::map<std::string, std::string>& iterRegions_;
+  const KernelLoops& loops_;
 };
 
 Completion barrierCompletion(const ptx::Function& f, Resolver& resolver, size_t site,
-                             const std::map<std::string, std::string>& iterRegions) {
+                             const std::map<std::string, std::string>& iterRegions,
+                             const KernelLoops& loops) {
   Completion c;
   c.kind = Completion::Kind::Barrier;
   const Operand* addr = nthAddress(f.body[site].instruction, 2);
@@ -620,7 +1162,7 @@ Completion barrierCompletion(const ptx::Function& f, Resolver& resolver, size_t 
         b.parity = operandText(ops[addrIndex + 1]);
         b.parityIsImmediate = ops[addrIndex + 1].kind == Operand::Kind::Immediate;
         if (contains(op, ".parity"))
-          b.phase = ParityProver(f, resolver, iterRegions).prove(ops[addrIndex + 1]);
+          b.phase = ParityProver(f, resolver, iterRegions, loops).prove(ops[addrIndex + 1], i);
       } else {
         b.txCount = operandText(ops[addrIndex + 1]);
       }
@@ -666,13 +1208,14 @@ Completion groupCompletion(const ptx::Function& f, size_t site, std::string fami
 }
 
 Completion completionFor(const ptx::Function& f, Resolver& resolver, size_t site, OpKind kind,
-                         const std::map<std::string, std::string>& iterRegions) {
+                         const std::map<std::string, std::string>& iterRegions,
+                         const KernelLoops& loops) {
   const std::string& op = f.body[site].instruction.opcode;
   switch (kind) {
     case OpKind::TmaLoad:
     case OpKind::BulkCopy:
       if (contains(op, "mbarrier::complete_tx"))
-        return barrierCompletion(f, resolver, site, iterRegions);
+        return barrierCompletion(f, resolver, site, iterRegions, loops);
       if (contains(op, "bulk_group")) return groupCompletion(f, site, "cp.async.bulk");
       break;
     case OpKind::TmaStore:
@@ -736,6 +1279,18 @@ nlohmann::json toJson(const ParityPhase& p) {
   j["stages"] = p.stages ? nlohmann::json(*p.stages) : nlohmann::json(nullptr);
   j["inverted"] = p.inverted;
   if (p.initial) j["initial"] = *p.initial;
+  if (p.form != "pipeline_state") return j;
+  auto put = [&](const char* key, const std::string& value) {
+    if (!value.empty()) j[key] = value;
+  };
+  put("index", p.index);
+  if (p.indexInitial) j["index_initial"] = *p.indexInitial;
+  put("index_entry", p.indexEntry);
+  put("carried", p.carried);
+  put("initial_entry", p.initialEntry);
+  put("loop", p.loop);
+  if (p.loopLine != 0) j["loop_line"] = p.loopLine;
+  put("reason", p.reason);
   return j;
 }
 
@@ -804,6 +1359,7 @@ Result<std::vector<OpSite>> discoverAsyncOps(const ptx::Module& module, std::str
     const ptx::FunctionRegions& fr = *kernels[k].regions;
     if (!region.empty() && !roots[k]) continue;
     Resolver resolver(f);
+    const KernelLoops loops = buildLoops(f, module.fileName);
     std::map<std::string, std::string> iterRegions;  // iter= register -> region path
     for (const ptx::Region& r : fr.regions)
       for (const ptx::MarkerSite& b : r.begins)
@@ -827,7 +1383,7 @@ Result<std::vector<OpSite>> discoverAsyncOps(const ptx::Module& module, std::str
       for (uint32_t o : owners) site.regions.push_back(fr.regions[o].path);
       std::string owner = owners.size() == 1 ? fr.regions[owners[0]].id : f.name;
       site.opId = owner + ":" + std::string(toString(*kind)) + ":" + std::to_string(ordinal);
-      site.completion = completionFor(f, resolver, i, *kind, iterRegions);
+      site.completion = completionFor(f, resolver, i, *kind, iterRegions, loops);
       sites.push_back(std::move(site));
     }
   }

@@ -263,6 +263,154 @@ TEST(Discover, UnprovableParityHasReason) {
   EXPECT_EQ(waits[1].phase->initial, 0);
 }
 
+// CUTLASS example 54 (MainloopSm90TmaGmmaWarpSpecializedFP8<6, ...>): the PipelineState's
+// phase is a register with constant, copy and xor definitions. In the producer's K loop
+// ($L__BB0_502, source line 370) the empty-barrier wait reads %r1356, flipped by
+// `xor %r1356, %r1356, selp(%r1357 + 1 == 6)` while `%r1357 = selp 0, %r1357 + 1`; the loop
+// enters with index %r1362 and phase %r1349. The consumer's K loop ($L__BB0_66, line 519)
+// waits on the full barrier with %r1318, stepped the same way with index %r1319.
+TEST(Discover, CutlassWaitParityIsPipelineState) {
+  ptx::Module m = load("cutlass_54_fp8_gemm.ptx");
+  auto sites = discoverAsyncOps(m, "", "");
+  ASSERT_TRUE(sites.has_value()) << sites.error().text();
+  auto loads = ofKind(*sites, OpKind::TmaLoad);
+  ASSERT_FALSE(loads.empty());
+  const BarrierSite* producer = nullptr;
+  const BarrierSite* consumer = nullptr;
+  for (const BarrierSite& w : loads[0].completion.waits) {
+    if (w.parity == "%r1356") producer = &w;
+    if (w.parity == "%r1318" && consumer == nullptr) consumer = &w;
+  }
+  ASSERT_TRUE(producer && consumer);
+  ASSERT_TRUE(producer->phase && consumer->phase);
+  const ParityPhase& p = *producer->phase;
+  EXPECT_EQ(p.form, "pipeline_state") << p.reason;
+  EXPECT_EQ(p.stages, 6);
+  EXPECT_EQ(p.index, "%r1357");
+  EXPECT_EQ(p.indexEntry, "%r1362");
+  EXPECT_EQ(p.carried, "%r1356");
+  EXPECT_EQ(p.initialEntry, "%r1349");
+  EXPECT_FALSE(p.initial.has_value());
+  EXPECT_EQ(p.loop, "$L__BB0_502");
+  EXPECT_TRUE(p.reason.empty()) << p.reason;
+  EXPECT_TRUE(p.expression.starts_with("((%r1362 + k) / 6 + %r1349) & 1")) << p.expression;
+  const ParityPhase& c = *consumer->phase;
+  EXPECT_EQ(c.form, "pipeline_state") << c.reason;
+  EXPECT_EQ(c.stages, 6);
+  EXPECT_EQ(c.index, "%r1319");
+  EXPECT_EQ(c.loop, "$L__BB0_66");
+  // The peeled first iteration gives the loop two entry values: not derived, and said so.
+  EXPECT_FALSE(c.initial.has_value());
+  EXPECT_NE(c.reason.find("%r1318 enters the loop through 2 definitions"), std::string::npos)
+      << c.reason;
+  // Every wait on these barriers that reads the mainloop's phase (%r1349 and the tail's
+  // unrolled steps from it) is proven with 6 stages; the epilogue's phase stays unknown.
+  size_t proven = 0;
+  for (const BarrierSite& w : loads[0].completion.waits) {
+    ASSERT_TRUE(w.phase.has_value());
+    if (w.phase->form != "pipeline_state") continue;
+    ++proven;
+    EXPECT_EQ(w.phase->stages, 6) << w.parity;
+  }
+  EXPECT_GE(proven, 9u);
+  nlohmann::json j = toJson(loads[0])["completion"]["waits"];
+  bool found = false;
+  for (const auto& w : j)
+    if (w["parity"]["operand"] == "%r1356") {
+      found = true;
+      EXPECT_EQ(w["parity"]["phase"]["form"], "pipeline_state");
+      EXPECT_EQ(w["parity"]["phase"]["stages"], 6);
+      EXPECT_EQ(w["parity"]["phase"]["index"], "%r1357");
+      EXPECT_EQ(w["parity"]["phase"]["loop"], "$L__BB0_502");
+    }
+  EXPECT_TRUE(found);
+}
+
+// A CUTLASS-like K loop: index %r3 and phase %r4 stepped by operator++ over 4 stages, the phase
+// initialised through a copy of a constant (so the `toggle` form does not apply). `init` and
+// `bit` replace the phase's initialisation and the flip bit's definition.
+std::string pipelineKernel(std::string_view init, std::string_view bit) {
+  return std::string(R"(.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 8 .b64 bar[4];
+.visible .entry k(.param .u32 n)
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<16>;
+	ld.param.u32 %r9, [n];
+	mov.u32 %r1, bar;
+	mov.u32 %r2, 1024;
+	mov.u32 %r3, 0;
+	mov.u32 %r11, 1;
+)") + std::string(init) +
+         R"(
+	mov.u32 %r5, 0;
+$L__BB0_1:
+	shl.b32 %r6, %r3, 3;
+	add.s32 %r7, %r1, %r6;
+	mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r7], %r2;
+	cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r7], [%r7, {%r2}], [%r7];
+	mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r7], %r4;
+	add.s32 %r8, %r3, 1;
+	setp.eq.s32 %p2, %r8, 4;
+	selp.b32 %r3, 0, %r8, %p2;
+)" + std::string(bit) +
+         R"(
+	xor.b32 %r4, %r4, %r10;
+	add.s32 %r5, %r5, 1;
+	setp.lt.s32 %p3, %r5, %r9;
+	@%p3 bra $L__BB0_1;
+	ret;
+}
+)";
+}
+
+ParityPhase pipelinePhase(std::string_view init, std::string_view bit) {
+  auto m = ptx::parseModule(pipelineKernel(init, bit), "k.ptx");
+  EXPECT_TRUE(m.has_value()) << m.error().text();
+  if (!m) return {};
+  auto sites = discoverAsyncOps(*m, "", "");
+  EXPECT_TRUE(sites.has_value()) << sites.error().text();
+  if (!sites || sites->size() != 1 || (*sites)[0].completion.waits.size() != 1) return {};
+  return (*sites)[0].completion.waits[0].phase.value_or(ParityPhase{});
+}
+
+TEST(Discover, HandWrittenPipelineStateIsProven) {
+  ParityPhase p = pipelinePhase("\tmov.u32 %r4, %r11;", "\tselp.u32 %r10, 1, 0, %p2;");
+  EXPECT_EQ(p.form, "pipeline_state") << p.reason;
+  EXPECT_EQ(p.stages, 4);
+  EXPECT_EQ(p.index, "%r3");
+  EXPECT_EQ(p.indexInitial, 0);
+  EXPECT_EQ(p.initial, 1);
+  EXPECT_EQ(p.carried, "%r4");
+  EXPECT_EQ(p.loop, "$L__BB0_1");
+  EXPECT_TRUE(p.reason.empty()) << p.reason;
+  EXPECT_TRUE(p.expression.starts_with("((0 + k) / 4 + 1) & 1 at iteration k")) << p.expression;
+}
+
+TEST(Discover, PipelineStateNeedsOneBitDefinitions) {
+  // The phase starts from a loaded value: not provably 0 or 1.
+  ParityPhase p = pipelinePhase("\tld.param.u32 %r4, [n];", "\tselp.u32 %r10, 1, 0, %p2;");
+  EXPECT_EQ(p.form, "unknown");
+  EXPECT_NE(p.reason.find("%r4 has a definition that is not provably 1-bit (PTX line 14: "
+                          "`ld.param.u32`)"),
+            std::string::npos)
+      << p.reason;
+}
+
+TEST(Discover, PipelineStateNeedsFlipTiedToCompare) {
+  // The flip bit depends on a loaded flag, not on the stage index reaching the stage count.
+  ParityPhase p = pipelinePhase("\tmov.u32 %r4, %r11;",
+                                "\tld.param.u32 %r12, [n];\n\tsetp.ne.s32 %p4, %r12, 0;\n"
+                                "\tselp.u32 %r10, 1, 0, %p4;");
+  EXPECT_EQ(p.form, "unknown");
+  EXPECT_NE(p.reason.find("is not tied to a stage-index compare: %p4 is `setp.ne.s32 %r12, 0`"),
+            std::string::npos)
+      << p.reason;
+  EXPECT_FALSE(p.stages.has_value());
+}
+
 TEST(Discover, JsonIsStable) {
   ptx::Module m = load("examples_tma_gemm.ptx");
   auto a = discoverAsyncOps(m, "", "");

@@ -61,18 +61,38 @@ struct ParityPhase {
   /// `immediate`: a constant. `iteration`: ((iteration / stages) & 1) ^ inverted, computed from
   /// an iteration register (division as `div`, `shr` or a multiply-high by a magic constant).
   /// `toggle`: a loop-carried register initialised by `mov` and flipped by `xor` in place, every
-  /// time (stages 1) or when a stage counter wraps (stages from the wrap compare). `unknown`:
-  /// `reason` says where the recovery stopped.
+  /// time (stages 1) or when a stage counter wraps (stages from the wrap compare).
+  /// `pipeline_state`: a CUTLASS-style PipelineState {index, phase}: every register reachable
+  /// through the parity's definitions (constant 0/1 `mov`s, copies, `xor` with 1 or with a 0/1
+  /// `selp`/`and ..., 1`, `selp` between members) is proven 1-bit, some flip lies in a loop, and
+  /// every flip is tied to the stage index reaching `stages` (`setp.eq I + 1, stages` with I
+  /// reset to 0 under the same predicate, `setp.gt/ge`, or bit 0 of a division by `stages`).
+  /// Where the carrying loop flips it once per iteration the expression is
+  /// `((I0 + k) / stages + P0) & 1` at iteration k (k + 1 for a wait after the flip); parts that
+  /// cannot be derived stay empty and `reason` says why. `unknown`: `reason` says where the
+  /// recovery stopped.
   std::string form = "unknown";
   std::string expression;  ///< Human-readable, e.g. `(%r147 / 3) & 1`.
   std::string iteration;   ///< `iteration`: the divided register; `toggle`: the stage counter.
+  /// `pipeline_state`: the stage-index register I, its value at loop entry (a constant in
+  /// `indexInitial`, else the register it is copied from in `indexEntry`), the phase register
+  /// that the loop carries and the register the phase enters the loop as (`initial` when a
+  /// constant), the carrying loop's header label and PTX line.
+  std::string index;
+  std::optional<int64_t> indexInitial;
+  std::string indexEntry;
+  std::string carried;
+  std::string initialEntry;
+  std::string loop;
+  uint32_t loopLine = 0;
   /// `iteration`: path of the region whose `iter=` operand is `iteration` (empty: none).
   std::string iterationRegion;
-  std::optional<int64_t> stages;   ///< Uses of the barrier per phase flip, when derivable.
-  bool inverted = false;           ///< The parity is the complement (`not`, `xor 1`).
-  std::optional<int64_t> initial;  ///< `toggle`: the initial value; `immediate`: the value.
-  std::vector<size_t> chain;       ///< Statements followed.
-  std::string reason;              ///< `unknown`: why.
+  std::optional<int64_t> stages;  ///< Uses of the barrier per phase flip, when derivable.
+  bool inverted = false;          ///< The parity is the complement (`not`, `xor 1`).
+  /// `toggle`, `pipeline_state`: the initial value; `immediate`: the value.
+  std::optional<int64_t> initial;
+  std::vector<size_t> chain;  ///< Statements followed.
+  std::string reason;         ///< `unknown`: why; `pipeline_state`: the parts not derived.
 };
 
 /// Another mbarrier operation on the barrier a site completes on.
