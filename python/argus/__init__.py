@@ -244,13 +244,16 @@ def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = 
 
 
 def fork(version: str, edited: Optional[dict] = None, *, workspace: PathLike,
-         label: Optional[str] = None) -> str:
+         label: Optional[str] = None, regions_file: Optional[PathLike] = None) -> str:
     """A new program version derived from ``version`` (e.g. "v3"), with files replaced or added:
     ``edited`` maps a file name in the version (e.g. "kernel.ttgir") to a path or to the new
-    text. Edited TTGIR must still parse into regions. Returns the new version id."""
+    text. Edited TTGIR must still parse into regions. ``regions_file`` (docs/regions-file.md)
+    becomes part of the fork: queries on it derive those regions. Returns the new version id."""
     args = ["ws", "fork", version, "--workspace", str(workspace), "--json"]
     if label:
         args += ["--label", label]
+    if regions_file:
+        args += ["--regions-file", str(regions_file)]
     temps = []
     try:
         for name, content in (edited or {}).items():

@@ -133,6 +133,19 @@ class PlanAndQuery(unittest.TestCase):
             with self.assertRaises(argus.ArgusError) as e:
                 argus.fork(base, {"kernel.ttgir": text}, workspace=ws)
             self.assertIn("still open", e.exception.message)
+            # A fork that carries a region file (an agent's regions, no source edit): its
+            # queries plan on the derived region.
+            regions = Path(ws) / "regions.yaml"
+            regions.write_text("regions:\n  - refine: mainloop\n    regions:\n"
+                               "      - {name: wait, select: op:mbarrier_wait}\n")
+            refined = argus.fork(base, workspace=ws, label="regions", regions_file=regions)
+            p = argus.plan(refined, kernel="tma_gemm", region="mainloop/wait",
+                           signals=["duration"], workspace=ws)
+            self.assertTrue(p["plan"]["tasks"])
+            regions.write_text("regions:\n  - {name: x, select: op:nothing}\n")
+            with self.assertRaises(argus.ArgusError) as bad:
+                argus.fork(base, workspace=ws, regions_file=regions)
+            self.assertIn("unknown op kind `nothing`", bad.exception.message)
 
 
 class TritonPlanAndQuery(unittest.TestCase):

@@ -18,6 +18,7 @@ struct WsOptions {
   std::string id;
   std::string label;
   std::vector<std::string> files;  ///< fork: NAME=PATH files to add or replace.
+  std::string regionsFile;         ///< fork: a region file the fork's queries use.
   std::string output;              ///< cat: write here instead of stdout.
   bool repair = false;             ///< check: repair what can be repaired.
 };
@@ -67,8 +68,11 @@ int runCheck(const WsOptions& o) {
 }
 
 int runFork(const WsOptions& o) {
-  auto outcome = session::forkVersion(
-      {.workspace = o.workspace, .version = o.id, .label = o.label, .files = o.files});
+  auto outcome = session::forkVersion({.workspace = o.workspace,
+                                       .version = o.id,
+                                       .label = o.label,
+                                       .files = o.files,
+                                       .regionsFile = o.regionsFile});
   if (!outcome) return reportError(outcome.error());
   print(*outcome, o.json);
   return 0;
@@ -126,6 +130,9 @@ std::vector<Command> addWorkspaceCommands(CLI::App& app) {
       add("fork", "Make a new program version from VERSION (same files), for edits", runFork);
   fork->add_option("VERSION", forkOptions->id, "Version to fork, e.g. v3")->required();
   fork->add_option("--label", forkOptions->label, "Label of the new version");
+  fork->add_option("--regions-file", forkOptions->regionsFile,
+                   "A region file (docs/regions-file.md) that becomes part of the fork: queries "
+                   "on it (--version) derive its regions without editing the source");
   fork->add_option("--file", forkOptions->files,
                    "NAME=PATH: add or replace a file in the fork, e.g. an optimizer's edited "
                    "kernel.ttgir (checked: its regions must parse); repeatable");

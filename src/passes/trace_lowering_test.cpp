@@ -85,6 +85,11 @@ struct Variant {
   nlohmann::json config;
 };
 
+/// gtest prints a parameter with this (not as its bytes).
+void PrintTo(const Variant& v, std::ostream* os) {
+  *os << v.name;
+}
+
 const Variant kVariants[] = {
     {"full", "", nlohmann::json::object()},
     {"scoped", "role=producer,iter=0..3", nlohmann::json::object()},

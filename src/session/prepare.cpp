@@ -130,10 +130,19 @@ Result<PreparedQuery> prepareQuery(const QueryRequest& request) {
     auto ws = workspace::Workspace::open(o.workspace, workspace::OpenOptions{.create = false});
     if (!ws) return std::unexpected(ws.error());
     version = workspace::VersionId(ref->value);
-    auto spec =
-        program::checkoutVersion(*ws, *version, ws->directory() / "checkouts" / version->text());
+    const auto checkout = ws->directory() / "checkouts" / version->text();
+    auto spec = program::checkoutVersion(*ws, *version, checkout);
     if (!spec) return std::unexpected(spec.error());
     o.program = spec->string();
+    // A region file the version carries (`ws fork --regions-file`) and its spec does not name.
+    auto files = ws->versionFiles(*version);
+    if (!files) return std::unexpected(files.error());
+    for (const auto& f : *files)
+      if (f.artifact.kind == "region_file" && o.regionsFile.empty()) {
+        auto loaded = program::loadProgramSpec(*spec);
+        const bool named = loaded && loaded->derive.file.filename() == f.name;
+        if (!named) o.regionsFile = (checkout / f.name).string();
+      }
   }
   auto q = buildQuery(o);
   if (!q) return std::unexpected(q.error());

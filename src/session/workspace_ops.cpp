@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "argus/program/region_file.h"
 #include "argus/support/process.h"
 #include "argus/ttgir/regions.h"
 #include "argus/workspace/workspace.h"
@@ -243,6 +244,15 @@ Result<report::ForkOutcome> forkVersion(const ForkRequest& o) {
       kind = "python_source";
     }
     nv.files.push_back({name, kind, std::move(*bytes)});
+  }
+  if (!o.regionsFile.empty()) {
+    // An agent's region definitions, checked before they become part of a version.
+    auto bytes = readFile(o.regionsFile);
+    if (!bytes) return std::unexpected(bytes.error());
+    if (auto defs = program::parseRegionFile(*bytes, o.regionsFile); !defs)
+      return std::unexpected(defs.error());
+    nv.files.push_back(
+        {fs::path(o.regionsFile).filename().string(), "region_file", std::move(*bytes)});
   }
   auto id = w->addVersion(nv);
   if (!id) return std::unexpected(id.error());

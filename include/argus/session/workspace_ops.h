@@ -46,6 +46,8 @@ struct ForkRequest {
   std::string label;
   /// NAME=PATH: files to add or replace; a .ttgir/.ttir is checked (its regions must parse).
   std::vector<std::string> files;
+  /// A region file (docs/regions-file.md) the fork's queries derive regions from; checked first.
+  std::string regionsFile;
 };
 
 /// A new program version with `version`'s files and the request's replacements.
