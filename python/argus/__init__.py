@@ -73,7 +73,8 @@ def _engine_run(args: Sequence[str], ok_codes: Iterable[int]) -> subprocess.Comp
     """Runs the engine (stdout and stderr as bytes); raises with its message when its exit code
     is not one of ``ok_codes``."""
     command = [engine(), *args]
-    proc = subprocess.run(command, capture_output=True)
+    # No stdin: the MCP server (argus.mcp) speaks over its own stdin, which no engine run may read.
+    proc = subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL)
     if proc.returncode not in tuple(ok_codes):
         err, out = proc.stderr.decode(errors="replace"), proc.stdout.decode(errors="replace")
         message = err.strip() or out.strip() or f"exit {proc.returncode}"
