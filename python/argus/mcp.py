@@ -503,13 +503,24 @@ def _progress_token(ctx: Context) -> Any:
     return meta.get("progress_token") or meta.get("progressToken")
 
 
-async def _stream_progress(args: list[str], ctx: Context) -> None:
-    """Runs ``argus query`` without --json (the engine prints its progress lines on stderr only
-    then) and forwards every line as an MCP progress notification."""
+async def _stream_progress(args: list[str], ctx: Context) -> dict:
+    """Runs ``argus query ... --json --progress`` once: forwards every progress line the engine
+    prints on stderr as an MCP progress notification, and returns the report from stdout (exit
+    1, some task failed, still has one); another exit is the engine's error."""
     last = -1.0
-    process = await anyio.open_process([argus.engine(), *args], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
+    command = [argus.engine(), *args]
+    process = await anyio.open_process(command, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = bytearray()
+    other: list[str] = []  # stderr lines that are not progress: the engine's messages
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        async for chunk in process.stdout:
+            out.extend(chunk)
+
+    async def read_stderr() -> None:
+        nonlocal last
         buffer = b""
         assert process.stderr is not None
         async for chunk in process.stderr:
@@ -519,14 +530,22 @@ async def _stream_progress(args: list[str], ctx: Context) -> None:
                 line = raw.decode(errors="replace").strip()
                 m = _PROGRESS.match(line)
                 if not m:
+                    if line:
+                        other.append(line)
                     continue
                 done, total = float(m.group(1)), float(m.group(2))
                 # Progress must increase: a line that does not finish a task (one starting)
                 # moves it a little.
                 value = max(done, last + 0.001)
                 last = value
-                await ctx.report_progress(value, max(total, value),
-                                          line[len("argus: "):])
+                await ctx.report_progress(value, max(total, value), line[len("argus: "):])
+        if buffer.strip():
+            other.append(buffer.decode(errors="replace").strip())
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_stdout)
+            tg.start_soon(read_stderr)
         await process.wait()
     finally:
         if process.returncode is None:  # cancelled: let the engine clean up, then stop it
@@ -537,6 +556,16 @@ async def _stream_progress(args: list[str], ctx: Context) -> None:
                 if process.returncode is None:
                     process.kill()
                     await process.wait()
+    stdout = out.decode(errors="replace")
+    if process.returncode not in (0, 1):
+        message = "\n".join(l[len("argus: "):] if l.startswith("argus: ") else l for l in other)
+        raise argus.ArgusError(message or stdout.strip() or f"exit {process.returncode}",
+                               command, process.returncode, stdout)
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError as e:
+        raise argus.ArgusError(f"the engine's output is not JSON ({e}): {stdout[:200]!r}",
+                               command, process.returncode, stdout) from None
 
 
 def _query_summary(raw_args: list[str], top_k: int, workspace: Optional[str]) -> QuerySummary:
@@ -567,12 +596,12 @@ async def run_query(
             ws = str(Path(program).resolve().parent / ".argus")
         else:
             ws = workspace
-    if _progress_token(ctx) is not None:
-        # The engine prints progress only without --json; its results are memoized in the
-        # workspace, so the --json pass below reads them back (a failed task is tried again).
-        with _engine_errors():
-            await _stream_progress(args, ctx)
     json_args = [*args, "--json"] + (["--require-gpu"] if require_gpu else [])
+    if _progress_token(ctx) is not None:
+        # One run: the report on stdout, the progress lines on stderr (--progress).
+        with _engine_errors():
+            raw = await _stream_progress([*json_args, "--progress"], ctx)
+        return summarize_report(raw, top_k, ws)
     return await _call(_query_summary, json_args, top_k, ws)
 
 
@@ -585,10 +614,15 @@ async def fork_version(
             description="File name in the version (e.g. kernel.ttgir) -> a path to a file, or "
                         "the new text itself")] = None,
         label: Annotated[Optional[str], Field(description="A label for the version")] = None,
+        regions_file: Annotated[Optional[str], Field(
+            description="A region file (define_regions' regions_file) that becomes part of the "
+                        "fork: queries on it derive those regions without a source edit")] = None,
 ) -> ForkResult:
     """A new program version derived from base with files replaced or added (edited TTGIR must
-    still parse into regions); query it with program=<the new id> and the same workspace."""
-    new = await _call(argus.fork, base, files or {}, workspace=workspace, label=label)
+    still parse into regions) and optionally a region file; query it with program=<the new id>
+    and the same workspace."""
+    new = await _call(argus.fork, base, files or {}, workspace=workspace, label=label,
+                      regions_file=regions_file)
     return ForkResult(id=new, base=base, workspace=workspace)
 
 

@@ -168,6 +168,17 @@ class Server(unittest.IsolatedAsyncioTestCase):
                     "workspace": ws, "base": base, "label": "edit",
                     "files": {"notes.txt": "a new file\nof two lines\n"}})
                 self.assertNotEqual(f["id"], base)
+                # A fork carrying an agent's region file: its queries plan on the derived region.
+                d = await self.call(s, "define_regions", {
+                    "target": str(SPEC), "name": "fork_regions",
+                    "regions": [{"refine": "mainloop", "children": [
+                        {"name": "wait", "select": "op:mbarrier_wait"}]}]})
+                rf = await self.call(s, "fork_version", {
+                    "workspace": ws, "base": base, "regions_file": d["regions_file"]})
+                p = await self.call(s, "plan_query", {
+                    "program": rf["id"], "workspace": ws, "kernel": "tma_gemm",
+                    "region": "mainloop/wait", "signals": ["duration"]})
+                self.assertGreater(p["task_count"], 0)
                 a = await self.call(s, "fetch_artifact", {"workspace": ws,
                                                           "artifact": f"{f['id']}:notes.txt"})
                 self.assertEqual(a["text"], "a new file\nof two lines\n")

@@ -14,6 +14,7 @@ struct QueryCommandOptions {
   session::QueryRequest query;
   bool json = false;
   bool requireGpu = false;
+  bool progress = false;  ///< --progress: progress lines on stderr with --json too
   std::string chromeTraceOut;
   std::size_t concurrentProbes = session::defaultConcurrentProbes();
 };
@@ -23,7 +24,7 @@ int runQuery(const QueryCommandOptions& o) {
   if (!prepared) return reportError(prepared.error());
   session::RunSettings settings;
   settings.concurrentProbes = o.concurrentProbes;
-  settings.progress = !o.json;
+  settings.progress = !o.json || o.progress;
   if (!o.chromeTraceOut.empty()) settings.timeline = o.chromeTraceOut;
   auto run = session::runQuery(*prepared, settings);
   if (!run) return reportError(run.error());
@@ -62,6 +63,9 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
       "with --scope iter=A..B.");
   addQueryOptions(*verb, o->query);
   verb->add_flag("--json", o->json, "The report as JSON (schema argus.report/1)");
+  verb->add_flag("--progress", o->progress,
+                 "Progress lines on stderr (`argus: N/M done, ...`) also with --json, for a "
+                 "caller that reads the JSON from stdout and shows progress (argus.mcp does)");
   verb->add_flag("--require-gpu", o->requireGpu,
                  "Exit with 2 when a GPU collection could not run on this machine");
   verb->add_option("--chrome-trace", o->chromeTraceOut,
