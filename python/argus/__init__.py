@@ -275,6 +275,23 @@ def fork(version: str, edited: Optional[dict] = None, *, workspace: PathLike,
             os.unlink(t)
 
 
+def compare(a: str, b: str, *, workspace: PathLike, kernel: Optional[str] = None,
+            region: Optional[str] = None, scope: Optional[str] = None,
+            derive: Optional[Sequence[str]] = None, regions_file: Optional[PathLike] = None,
+            resamples: Optional[int] = None, confidence: Optional[float] = None) -> dict:
+    """Two program versions of ``workspace`` (e.g. a baseline and a fork) queried alike, and per
+    region the change of the median occurrence duration from ``a`` to ``b`` with a bootstrap
+    interval, ``within_noise`` where it holds 0 (``argus compare --json``, argus.compare/1).
+    Raises when a side's duration could not be collected (e.g. no GPU), with the reason."""
+    args = ["compare", a, b, "--workspace", str(workspace), "--json",
+            *_derive_args(derive, regions_file)]
+    for flag, value in (("--kernel", kernel), ("--region", region), ("--scope", scope),
+                        ("--resamples", resamples), ("--confidence", confidence)):
+        if value is not None:
+            args += [flag, str(value)]
+    return _run(args)
+
+
 def proton_trace(path: PathLike, *, kernel: Optional[str] = None,
                  workspace: Optional[PathLike] = None) -> dict:
     """A trace Proton wrote (``proton.start(..., backend="instrumentation", data="trace")``) as

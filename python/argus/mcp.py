@@ -168,6 +168,41 @@ class ForkResult(BaseModel):
     workspace: str
 
 
+class RegionChange(BaseModel):
+    path: str
+    a_median: Optional[float] = Field(None, description="A's median occurrence duration")
+    b_median: Optional[float] = None
+    a_count: Optional[int] = None
+    b_count: Optional[int] = None
+    delta: Optional[float] = Field(None, description="median(B) - median(A)")
+    relative: Optional[float] = Field(None, description="delta / median(A)")
+    low: Optional[float] = Field(None, description="interval of delta, low end")
+    high: Optional[float] = None
+    within_noise: Optional[bool] = Field(None, description="the interval holds 0")
+    only_in: Optional[str] = Field(None, description="`a` or `b`: the region one side lacks")
+
+
+class Comparison(BaseModel):
+    a: str
+    b: str
+    kernel: str
+    region: str
+    unit: str
+    regions: list[RegionChange] = Field(description="By |delta| descending, at most max_regions")
+    omitted_regions: int = 0
+    traced_kernel: Optional[RegionChange] = Field(
+        None, description="The traced launches' CUPTI kernel times, when both sides have them")
+    method: dict = Field(description="Statistic, interval, resamples, confidence, seed")
+
+
+def _change(path: str, entry: dict) -> RegionChange:
+    a, b, c = entry.get("a") or {}, entry.get("b") or {}, entry.get("change") or {}
+    return RegionChange(path=path, a_median=a.get("median"), b_median=b.get("median"),
+                        a_count=a.get("count"), b_count=b.get("count"), delta=c.get("delta"),
+                        relative=c.get("relative"), low=c.get("low"), high=c.get("high"),
+                        within_noise=c.get("within_noise"), only_in=entry.get("only_in"))
+
+
 class ArtifactText(BaseModel):
     artifact: str
     total_bytes: int
@@ -624,6 +659,32 @@ async def fork_version(
     new = await _call(argus.fork, base, files or {}, workspace=workspace, label=label,
                       regions_file=regions_file)
     return ForkResult(id=new, base=base, workspace=workspace)
+
+
+@_tool
+async def compare_versions(
+        workspace: Annotated[str, Field(description="Workspace directory holding both")],
+        a: Annotated[str, Field(description="The baseline version id, e.g. v1")],
+        b: Annotated[str, Field(description="The candidate version id, e.g. a fork v2")],
+        kernel: Kernel = None, region: Region = None, scope: Scope = None,
+        derive: Derive = None, regions_file: RegionsFile = None,
+        max_regions: Annotated[int, Field(ge=1, description="Regions listed at most")] = 20,
+) -> Comparison:
+    """Queries both versions alike (reusing the workspace's results) and compares them region
+    by region: the change of the median occurrence duration from A to B with a bootstrap
+    interval, within_noise where the interval holds 0. What an optimization loop asks after each
+    candidate. Needs both versions' traces (a GPU run)."""
+    doc = await _call(argus.compare, a, b, workspace=workspace, kernel=kernel, region=region,
+                      scope=scope, derive=derive, regions_file=regions_file)
+    d = doc.get("duration", {})
+    changes = [_change(r.get("path", ""), r) for r in d.get("regions", [])]
+    changes.sort(key=lambda c: -abs(c.delta) if c.delta is not None else 0)
+    tk = d.get("traced_kernel")
+    return Comparison(a=a, b=b, kernel=doc.get("kernel", ""), region=doc.get("region", ""),
+                      unit=d.get("unit", "ns"), regions=changes[:max_regions],
+                      omitted_regions=max(0, len(changes) - max_regions),
+                      traced_kernel=_change("traced kernel", tk) if tk else None,
+                      method=d.get("method", {}))
 
 
 @_tool

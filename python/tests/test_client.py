@@ -142,6 +142,14 @@ class PlanAndQuery(unittest.TestCase):
             p = argus.plan(refined, kernel="tma_gemm", region="mainloop/wait",
                            signals=["duration"], workspace=ws)
             self.assertTrue(p["plan"]["tasks"])
+            # Comparing the fork with its base needs both versions' traces: without a GPU the
+            # error says why.
+            if not duration.available:
+                with self.assertRaises(argus.ArgusError) as nogpu:
+                    argus.compare(base, refined, workspace=ws, kernel="tma_gemm",
+                                  region="mainloop")
+                self.assertIn("duration was not answered", nogpu.exception.message)
+                self.assertIn("GPU", nogpu.exception.message)
             regions.write_text("regions:\n  - {name: x, select: op:nothing}\n")
             with self.assertRaises(argus.ArgusError) as bad:
                 argus.fork(base, workspace=ws, regions_file=regions)

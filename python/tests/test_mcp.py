@@ -51,7 +51,8 @@ class Server(unittest.IsolatedAsyncioTestCase):
         async with self.session() as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
         self.assertEqual(set(tools), {"list_kernels", "define_regions", "plan_query",
-                                      "run_query", "fork_version", "fetch_artifact"})
+                                      "run_query", "fork_version", "fetch_artifact",
+                                      "compare_versions"})
         for t in tools.values():
             self.assertEqual(t.input_schema["type"], "object", t.name)
             self.assertTrue(t.output_schema and t.output_schema.get("properties"), t.name)
@@ -179,6 +180,12 @@ class Server(unittest.IsolatedAsyncioTestCase):
                     "program": rf["id"], "workspace": ws, "kernel": "tma_gemm",
                     "region": "mainloop/wait", "signals": ["duration"]})
                 self.assertGreater(p["task_count"], 0)
+                # compare_versions needs both versions' traces: here (no GPU) the engine's reason.
+                c = await s.call_tool("compare_versions", {
+                    "workspace": ws, "a": base, "b": rf["id"], "kernel": "tma_gemm",
+                    "region": "mainloop"})
+                self.assertTrue(c.is_error)
+                self.assertIn("duration was not answered", c.content[0].text)
                 a = await self.call(s, "fetch_artifact", {"workspace": ws,
                                                           "artifact": f"{f['id']}:notes.txt"})
                 self.assertEqual(a["text"], "a new file\nof two lines\n")

@@ -37,6 +37,8 @@ std::vector<Command> addPlanCommands(CLI::App& app);
 std::vector<Command> addQueryCommands(CLI::App& app);
 /// `argus build`
 std::vector<Command> addBuildCommands(CLI::App& app);
+/// `argus compare A B`
+std::vector<Command> addCompareCommands(CLI::App& app);
 /// `argus pcmap TARGET`
 std::vector<Command> addPcmapCommands(CLI::App& app);
 

@@ -109,8 +109,19 @@ Result<json> occurrenceTiming(const trace::DecodedTrace& trace, const trace::Tra
 
 namespace {
 
-/// regionTiming, throwing json::exception on a launch field of the wrong type.
-Result<json> regionTimingFields(std::string_view bundleBytes, const std::string& regionPath,
+/// The occurrences of a bundle's traced launches that a query keeps, with what timingJson
+/// reports of the launches.
+struct Collected {
+  trace::DecodedTrace all;
+  trace::TraceMap map;
+  size_t launches = 0;
+  std::vector<std::string> notes;
+  std::vector<uint64_t> kernelNs;  ///< The selected launches' CUPTI kernel times.
+};
+
+/// Decodes and selects (regionTiming's first half), throwing json::exception on a launch field
+/// of the wrong type.
+Result<Collected> collectFields(std::string_view bundleBytes, const std::string& regionPath,
                                 const query::Scope& scope) {
   auto bundle = evidence::decodeBundle(bundleBytes);
   if (!bundle) return std::unexpected(bundle.error());
@@ -171,18 +182,39 @@ Result<json> regionTimingFields(std::string_view bundleBytes, const std::string&
                                           : "no trace map (not instrumented)"));
   if (noted > kMaxNotes)
     notes.back() += fmt::format(" ({} further launches' notes left out)", noted - kMaxNotes);
-  return timingJson(all, *map, regionPath, launches, notes, kernelNs);
+  return Collected{std::move(all), std::move(*map), launches, std::move(notes),
+                   std::move(kernelNs)};
+}
+
+Result<Collected> collect(std::string_view bundleBytes, const std::string& regionPath,
+                          const query::Scope& scope) {
+  try {
+    return collectFields(bundleBytes, regionPath, scope);
+  } catch (const json::exception& e) {
+    return fail("synthesis", fmt::format("a launch of the trace bundle: {}", e.what()));
+  }
 }
 
 }  // namespace
 
 Result<json> regionTiming(std::string_view bundleBytes, const std::string& regionPath,
                           const query::Scope& scope) {
-  try {
-    return regionTimingFields(bundleBytes, regionPath, scope);
-  } catch (const json::exception& e) {
-    return fail("synthesis", fmt::format("a launch of the trace bundle: {}", e.what()));
-  }
+  auto c = collect(bundleBytes, regionPath, scope);
+  if (!c) return std::unexpected(c.error());
+  return timingJson(c->all, c->map, regionPath, c->launches, c->notes, c->kernelNs);
+}
+
+Result<RegionSamples> regionSamples(std::string_view bundleBytes, const std::string& regionPath,
+                                    const query::Scope& scope) {
+  auto c = collect(bundleBytes, regionPath, scope);
+  if (!c) return std::unexpected(c.error());
+  RegionSamples out;
+  out.kernel = c->map.kernel;
+  out.unit = c->map.timeBase == trace::TimeBase::SmClock ? "cycles" : "ns";
+  for (const auto& o : c->all.occurrences)
+    out.durations[c->map.regions[o.region].path].push_back(o.duration());
+  out.kernelNs = std::move(c->kernelNs);
+  return out;
 }
 
 void registerSynthesisExecutors(runtime::ExecutorRegistry& registry) {

@@ -1,7 +1,10 @@
 // Synthesis of observed region timings from region-trace evidence.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,18 @@ namespace argus::synthesis {
 /// duration document's `launch_notes` (when any) hold what the injection library noted of the
 /// launches, such as why records were dropped (at most 8, "launch SEQ: NOTE").
 [[nodiscard]] Result<nlohmann::json> regionTiming(std::string_view bundleBytes,
+                                                  const std::string& regionPath,
+                                                  const query::Scope& scope);
+
+/// The samples behind regionTiming's statistics, for comparisons (compare.h): each kept
+/// region's occurrence durations, and the selected launches' CUPTI kernel times.
+struct RegionSamples {
+  std::string kernel;
+  std::string unit;  ///< `ns` (globaltimer) or `cycles` (clock64).
+  std::map<std::string, std::vector<uint64_t>> durations;  ///< By region path.
+  std::vector<uint64_t> kernelNs;
+};
+[[nodiscard]] Result<RegionSamples> regionSamples(std::string_view bundleBytes,
                                                   const std::string& regionPath,
                                                   const query::Scope& scope);
 
