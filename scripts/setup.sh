@@ -28,6 +28,9 @@ debian_packages=(
 )
 source "$root/scripts/lib/debian.sh"
 ensure_debian_packages setup "${debian_packages[@]}"
+# --all (the test suite): Chromium, for the HTML report's browser test (python/tests/test_html.py
+# renders a report headless and reads the DOM back).
+if ((all)); then ensure_debian_packages "setup (browser test)" chromium; fi
 
 # CUDA toolkit: required for the examples and for every PTX pass check (ptxas).
 export PATH="/usr/local/cuda/bin:$PATH"

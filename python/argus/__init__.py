@@ -209,6 +209,13 @@ class Report:
     def to_json(self) -> str:
         return json.dumps(self.raw, indent=2)
 
+    def to_html(self, path: PathLike, timeline: Optional[PathLike] = None) -> None:
+        """Writes the report as one self-contained HTML page (argus.html); ``timeline`` is the
+        query's ``--chrome-trace`` file, drawn per SM and warp."""
+        from . import html
+        trace = json.loads(Path(timeline).read_text()) if timeline else None
+        Path(path).write_text(html.render(self.raw, trace))
+
 
 def query(program: PathLike, *, signals: Sequence[str], kernel: Optional[str] = None,
           region: Optional[str] = None, scope: Optional[str] = None,
