@@ -170,12 +170,11 @@ class Server(unittest.IsolatedAsyncioTestCase):
                     "files": {"notes.txt": "a new file\nof two lines\n"}})
                 self.assertNotEqual(f["id"], base)
                 # A fork carrying an agent's region file: its queries plan on the derived region.
-                d = await self.call(s, "define_regions", {
-                    "target": str(SPEC), "name": "fork_regions",
-                    "regions": [{"refine": "mainloop", "children": [
-                        {"name": "wait", "select": "op:mbarrier_wait"}]}]})
+                regions = Path(ws) / "fork_regions.yaml"
+                regions.write_text("regions:\n  - refine: mainloop\n    regions:\n"
+                                   "      - {name: wait, select: op:mbarrier_wait}\n")
                 rf = await self.call(s, "fork_version", {
-                    "workspace": ws, "base": base, "regions_file": d["regions_file"]})
+                    "workspace": ws, "base": base, "regions_file": str(regions)})
                 p = await self.call(s, "plan_query", {
                     "program": rf["id"], "workspace": ws, "kernel": "tma_gemm",
                     "region": "mainloop/wait", "signals": ["duration"]})
