@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from argus import html as report_html
+from trace_fixtures import proton_timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "tests" / "data" / "reports"
@@ -87,14 +88,7 @@ class HtmlReport(unittest.TestCase):
         self.assertIn("mbarrier_state", page)
 
     def test_the_timeline_has_a_row_per_warp(self):
-        import argus
-        with tempfile.TemporaryDirectory() as d:
-            chrome = Path(d) / "trace.json"
-            subprocess.run([argus.engine(), "trace", "--proton",
-                            str(ROOT / "tests/data/proton/matmul_tma_proton.chrome_trace"),
-                            "--chrome-trace", str(chrome)], check=True, capture_output=True,
-                           stdin=subprocess.DEVNULL)
-            trace = json.loads(chrome.read_text())
+        trace = proton_timeline()
         page = report_html.render(report("proton_duration"), trace)
         parse(page)
         timeline = page.split('class="timeline">', 1)[1].split("</svg>", 1)[0]

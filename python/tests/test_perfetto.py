@@ -2,19 +2,15 @@
 perfetto package's trace protos. The real trace is the H200 Proton trace of the Triton TMA
 matmul (tests/data/proton/README.md), imported by `argus trace --proton --chrome-trace`."""
 
-import json
-import os
-import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
 
-import argus
 from argus import perfetto as pf
+from trace_fixtures import proton_timeline
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse(data: bytes):
@@ -40,13 +36,7 @@ def nested_per_track(events):
 
 class PerfettoTimeline(unittest.TestCase):
     def test_a_real_trace_keeps_every_occurrence_on_sm_cta_warp_tracks(self):
-        with tempfile.TemporaryDirectory() as d:
-            chrome = Path(d) / "trace.json"
-            subprocess.run([argus.engine(), "trace", "--proton",
-                            str(ROOT / "tests/data/proton/matmul_tma_proton.chrome_trace"),
-                            "--chrome-trace", str(chrome)], check=True, capture_output=True,
-                           stdin=subprocess.DEVNULL)
-            doc = json.loads(chrome.read_text())
+        doc = proton_timeline()
         occurrences = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
         tracks, events = parse(pf.timeline(doc))
         begins = [p for p in events if p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN]
