@@ -854,6 +854,13 @@ Result<void> place(Function& f, const Kernel& k, const std::vector<Occurrence>& 
   return {};
 }
 
+std::string kernelList(const Module& module) {
+  std::string list;
+  for (const Function* f : module.functions())
+    if (f->isEntry && f->hasBody) list += (list.empty() ? "" : ", ") + f->name;
+  return list.empty() ? "none" : list;
+}
+
 bool kernelMatches(const std::string& wanted, const std::string& name) {
   return wanted.empty() || wanted == name || name.find(wanted) != std::string::npos;
 }
@@ -996,7 +1003,13 @@ Result<std::vector<DerivedRegion>> deriveRegions(Module& module, const RegionDef
     for (const auto& [key, n] : count) placed.push_back({f->name, key.first, key.second, n});
   }
   if (!anyKernel)
-    return fail("regions", fmt::format("{}: no kernel matches `{}`", module.fileName, defs.kernel));
+    return fail("regions",
+                defs.kernel.empty()
+                    ? fmt::format("{}: has no kernel (.entry with a body) to derive regions in",
+                                  module.fileName)
+                    : fmt::format("{}: no kernel's name contains `{}` (the region file's "
+                                  "`kernel`); its kernels: {}",
+                                  module.fileName, defs.kernel, kernelList(module)));
   // The derived markers must nest with each other and with the marked ones: the region analysis
   // of the printed module says so, with the places (the PTX the later passes read).
   auto printed = printModule(module);

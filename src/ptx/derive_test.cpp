@@ -161,6 +161,15 @@ TEST(DeriveRegions, SelectorsThatCannotBeRegionsSayWhyAndWhatWouldWork) {
   EXPECT_NE(noLoop.error().message.find("derive_loops.cu:12"), std::string::npos);
   EXPECT_NE(noLoop.error().message.find("#pragma unroll 1"), std::string::npos);
 
+  Module named = fixture("derive_loops.ptx");
+  RegionDefinitions other = list("loops");
+  other.kernel = "gemm";
+  auto noKernel = deriveRegions(named, other);
+  ASSERT_FALSE(noKernel);
+  EXPECT_NE(noKernel.error().message.find("no kernel's name contains `gemm`"), std::string::npos);
+  EXPECT_NE(noKernel.error().message.find("_Z6nestedPfPKffii"), std::string::npos)
+      << noKernel.error().message;
+
   Module m2 = fixture("derive_loops.ptx");
   auto noOp = deriveRegions(m2, list("op:wgmma"));
   ASSERT_FALSE(noOp);
