@@ -68,6 +68,19 @@ std::vector<SourcePosition> markerPositions(const Module& module, const Function
   for (size_t i = 0; i < positions.size(); ++i)
     if (!sites[i].file.empty() && sites[i].file != positions[i].file)
       positions[i] = std::move(sites[i]);
+  // A derived region's begin (argus/ptx/derive.h) sits on an edge, after the code before it:
+  // its place in the source is the region's first instruction with a line, not that code's.
+  for (size_t i = positions.size(); i-- > 0;) {
+    const Statement& s = function.body[i];
+    if (s.kind != Statement::Kind::Comment || !s.text.starts_with("@argus begin ") ||
+        s.text.find(" derived=") == std::string::npos)
+      continue;
+    for (size_t j = i + 1; j < positions.size(); ++j)
+      if (function.body[j].kind == Statement::Kind::Instruction && positions[j].line != 0) {
+        positions[i] = positions[j];
+        break;
+      }
+  }
   return positions;
 }
 
