@@ -285,6 +285,9 @@ TEST(DeriveRegions, TritonKernelsOfPackagesGetTheirKLoops) {
   ASSERT_TRUE(ceRegions) << ceRegions.error().text();
   EXPECT_EQ(paths(ceRegions->front()).size(), 3u)
       << ::testing::PrintToString(paths(ceRegions->front()));
+  // A derived begin takes its region's first line, not the preheader's `.loc` (line 0 there).
+  for (const auto& r : ceRegions->front().regions)
+    for (const auto& b : r.begins) EXPECT_NE(b.source.line, 0u) << r.path;
 }
 
 }  // namespace
