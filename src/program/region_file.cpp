@@ -10,6 +10,7 @@
 
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
+#include "argus/ptx/regions.h"
 #include "argus/support/process.h"
 
 namespace argus::program {
@@ -102,18 +103,10 @@ Result<std::vector<ptx::RegionDefinition>> definitions(const YAML::Node& node, c
     if (!def.select.empty())
       if (auto sel = ptx::parseSelector(def.select); !sel)
         return std::unexpected(Error{"regions", def.origin + ": " + sel.error().message});
-    if (!def.name.empty()) {
-      const bool valid =
-          (std::isalpha(static_cast<unsigned char>(def.name[0])) != 0 || def.name[0] == '_') &&
-          std::all_of(def.name.begin(), def.name.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' ||
-                   c == '-';
-          });
-      if (!valid)
-        return std::unexpected(fileError(
-            file, item,
-            fmt::format("region name `{}` must match [A-Za-z_][A-Za-z0-9_.-]*", def.name)));
-    }
+    if (!def.name.empty() && !ptx::isValidRegionName(def.name))
+      return std::unexpected(
+          fileError(file, item,
+                    fmt::format("region name `{}` must match [A-Za-z_][A-Za-z0-9_.-]*", def.name)));
     out.push_back(std::move(def));
   }
   return out;

@@ -33,14 +33,10 @@ namespace {
 
 constexpr uint32_t kEntry = UINT32_MAX;  // the edge into the function's first instruction
 
-bool isNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
-}
-
 /// A region name made from free text: invalid characters become '_'.
 std::string nameFrom(std::string_view text) {
   std::string name;
-  for (char c : text) name.push_back(isNameChar(c) ? c : '_');
+  for (char c : text) name.push_back(isRegionNameChar(c) ? c : '_');
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0 || name[0] == '.' ||
       name[0] == '-')
     name.insert(name.begin(), '_');

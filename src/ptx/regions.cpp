@@ -17,16 +17,6 @@ namespace {
 
 constexpr std::string_view kMarkerPrefix = "@argus";
 
-bool isNameStart(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool isNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-}
-bool isValidName(std::string_view s) {
-  return !s.empty() && isNameStart(s[0]) && std::all_of(s.begin(), s.end(), isNameChar);
-}
-
 std::vector<std::string_view> splitWords(std::string_view s) {
   std::vector<std::string_view> words;
   size_t i = 0;
@@ -432,6 +422,15 @@ class FunctionAnalysis {
 
 }  // namespace
 
+bool isRegionNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+}
+
+bool isValidRegionName(std::string_view s) {
+  return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
+         std::all_of(s.begin(), s.end(), isRegionNameChar);
+}
+
 Result<std::optional<Marker>> parseMarker(std::string_view comment) {
   auto words = splitWords(comment);
   if (words.empty() || words[0] != kMarkerPrefix) return std::optional<Marker>{};
@@ -450,7 +449,7 @@ Result<std::optional<Marker>> parseMarker(std::string_view comment) {
   } else {
     return bad(fmt::format("unknown marker kind `{}`", words[1]));
   }
-  if (!isValidName(words[2]))
+  if (!isValidRegionName(words[2]))
     return bad(fmt::format("region name `{}` must match [A-Za-z_][A-Za-z0-9_.-]*", words[2]));
   marker.name = std::string(words[2]);
   for (size_t w = 3; w < words.size(); ++w) {
@@ -459,7 +458,8 @@ Result<std::optional<Marker>> parseMarker(std::string_view comment) {
       return bad(fmt::format("`end` takes only a name, found `{}`", word));
     if (word.starts_with("iter=") && word.size() > 5 && marker.iteration.empty()) {
       marker.iteration = std::string(word.substr(5));
-    } else if (word.starts_with("role=") && marker.role.empty() && isValidName(word.substr(5))) {
+    } else if (word.starts_with("role=") && marker.role.empty() &&
+               isValidRegionName(word.substr(5))) {
       marker.role = std::string(word.substr(5));
     } else if (word.starts_with("derived=") && word.size() > 8 && marker.derived.empty()) {
       marker.derived = std::string(word.substr(8));

@@ -41,6 +41,10 @@ struct Marker {
   std::string derived;    ///< Selector after `derived=` (a derived region's marker), or empty.
 };
 
+/// Region-name characters: a name matches [A-Za-z_][A-Za-z0-9_.-]*.
+[[nodiscard]] bool isRegionNameChar(char c);
+[[nodiscard]] bool isValidRegionName(std::string_view name);
+
 /// Parses a comment body (text after `//`). Returns nullopt when the comment is not an Argus
 /// marker, and an error when it starts with `@argus` but is malformed.
 [[nodiscard]] Result<std::optional<Marker>> parseMarker(std::string_view comment);
