@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (carry .debs): queries on regions derived without editing the source
 # (argus/ptx/derive.h, docs/regions-file.md).
-#  1. examples/tma_gemm with `--derive ops`: the marked mainloop split into its derived
-#     mbarrier_wait / wgmma parts, duration and inst_mix;
-#  2. examples/cp_async_pipeline with `--derive ops`: its mainloop split by cp.async runs and
-#     barriers, duration;
-#  3. the CUTLASS programs of examples/cutlass_hopper/ (unmodified package sources; the wheel
-#     carried in .whl/ when .venv/cutlass is not there) with `--derive loops,ops` on their GEMM
-#     kernel: duration and inst_mix.
-# Usage: derived-check.sh [tma] [cp] [cutlass_49] [cutlass_54]   (default: all four)
+#  tma         examples/tma_gemm with `--derive ops`: the marked mainloop split into its derived
+#              mbarrier_wait / wgmma parts: duration, inst_mix and op_latency;
+#  cp          examples/cp_async_pipeline with `--derive ops`: its mainloop split by cp.async runs
+#              and barriers: duration;
+#  cutlass_49, cutlass_54  the CUTLASS programs of examples/cutlass_hopper/ (unmodified package
+#              sources; the wheel carried in .whl/ when .venv/cutlass is not there) with
+#              `--derive loops,ops` on their (first) GEMM kernel: duration and inst_mix, then
+#              duration scoped to the producer warp group (warpgroup=0) and to the consumers
+#              (warpgroup=1..2), from the same workspace;
+#  cutlass_49_latency, cutlass_54_latency  op_latency on the same kernel (TMA loads per iteration);
+#  cutlass_49_paired, cutlass_54_paired  tracing's added time on the kernel, paired with its
+#              trace-free build, result lines compared, SASS compared
+#              (bench/trace_overhead/real_paired.sh).
+# Usage: derived-check.sh CHECK...   (default: tma cp cutlass_49 cutlass_54)
 # Each query's text report goes to $OUT/<name>.txt, its JSON to $OUT/<name>.json; the summary
 # (exit codes and times) to $OUT/derived-summary.txt. Builds argus and the injection libraries.
 set -uo pipefail
@@ -27,8 +33,9 @@ fail=0
 query() {
   local name="$1"
   shift
-  local ws="/tmp/argus-ws-$name"
-  rm -rf "$ws"
+  # WS=KEY: share the workspace of an earlier query (its builds and runs are reused).
+  local ws="/tmp/argus-ws-${WS:-$name}"
+  [ -n "${WS:-}" ] || rm -rf "$ws"
   local t0
   t0=$(date +%s%N)
   timeout 540 "$B/argus" query "$@" --workspace "$ws" --require-gpu >"$out/$name.txt" 2>&1
@@ -53,20 +60,42 @@ for what in "${@:-tma cp cutlass_49 cutlass_54}"; do
   for w in $what; do
     case "$w" in
       tma) query tma_gemm_ops --program examples/tma_gemm/argus.yaml --derive ops \
-             --region mainloop --signals duration,inst_mix ;;
+             --region mainloop --signals duration,inst_mix,op_latency ;;
       cp) query cp_async_ops --program examples/cp_async_pipeline/argus.yaml --derive ops \
             --region mainloop --signals duration ;;
-      cutlass_49 | cutlass_54)
-        spec=$(ls examples/cutlass_hopper/*_${w#cutlass_}/argus.yaml)
+      cutlass_49* | cutlass_54*)
+        number=${w#cutlass_}
+        number=${number%%_*}
+        spec=$(ls examples/cutlass_hopper/*_${number}/argus.yaml)
         if ! cutlass_sources; then
           say "$w: skipped, no CUTLASS sources (.venv/cutlass from scripts/setup.sh, or the wheel in .whl/)"
           continue
         fi
         # The spec's first kernel: the GEMM (the example also launches reference kernels).
         kernel=$(grep -m1 -E '^  - name: ' "$spec" | sed -E 's/^  - name: //; s/ .*//')
-        query "$w" --program "$spec" --kernel "$kernel" --derive loops,ops \
-          --signals duration,inst_mix ;;
-      *) say "unknown check $w (tma cp cutlass_49 cutlass_54)"; fail=1 ;;
+        common=(--program "$spec" --kernel "$kernel" --derive loops,ops)
+        case "$w" in
+          *_latency) query "$w" "${common[@]}" --signals op_latency ;;
+          *_paired)
+            # The spec's own arguments, more timed iterations where the example takes them.
+            args=$(grep -m1 -E '^  command:' "$spec" | sed -E 's/.*"\{exe\}", //; s/\].*//; s/"//g; s/,//g')
+            [ "$number" = 54 ] && args="${args/--iterations=10/--iterations=200}"
+            t0=$(date +%s)
+            # shellcheck disable=SC2086
+            ROUNDS=${ROUNDS:-10} bash bench/trace_overhead/real_paired.sh "$B/argus" "$out/$w" \
+              "$spec" "$kernel" loops,ops -- $args >"$out/$w.txt" 2>&1
+            rc=$?
+            say "$w: exit $rc in $(($(date +%s) - t0)) s"
+            tail -40 "$out/$w.txt" | tee -a "$summary"
+            rm -rf "$out/$w/runs" "$out/$w"/*/triton
+            [ $rc -eq 0 ] || fail=1 ;;
+          *)
+            query "$w" "${common[@]}" --signals duration,inst_mix
+            WS="$w" query "$w-producer" "${common[@]}" --signals duration --scope warpgroup=0
+            WS="$w" query "$w-consumers" "${common[@]}" --signals duration --scope warpgroup=1..2 ;;
+        esac ;;
+      *) say "unknown check $w (tma cp cutlass_49 cutlass_54 cutlass_N_latency cutlass_N_paired)"
+         fail=1 ;;
     esac
   done
 done

@@ -57,6 +57,13 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
                    "Start from this PTX file instead of the device source's front-end PTX (e.g. "
                    "a hand-edited kernel; the variant's passes still apply)")
       ->check(CLI::ExistingFile);
+  verb->add_option("--derive", o->derive.list,
+                   "Regions derived into the PTX without editing the source, as on `argus "
+                   "regions`: loops, ops, op:KIND, loop:LINE, lines:A-B, func:NAME "
+                   "(docs/regions-file.md)");
+  verb->add_option("--regions-file", o->derive.file,
+                   "A region file (YAML or JSON) whose regions are derived into the PTX")
+      ->check(CLI::ExistingFile);
   return {Command{verb, [o] { return runBuild(*o); }}};
 }
 

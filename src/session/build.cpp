@@ -53,9 +53,16 @@ Result<BuiltVariant> buildVariant(const BuildRequest& o) {
     if (!dumped) return std::unexpected(dumped.error());
     dump = std::move(*dumped);
   }
+  if (!o.derive.empty() && (triton || !o.ptx.empty()))
+    return std::unexpected(Error{
+        "build", fmt::format("--derive and --regions-file place regions into the front end's PTX "
+                             "of a CUDA C++ program; {} (derive into the PTX first: `argus "
+                             "regions SPEC --derive ... --ptx-out F`, then --ptx F)",
+                             triton ? "a Triton program's PTX comes from its script"
+                                    : "--ptx gives the PTX itself")});
   Result<std::string> ptxText = !o.ptx.empty() ? readFile(o.ptx)
                                 : triton       ? Result<std::string>(dump->ptx)
-                                               : program::frontEndPtx(*spec);
+                                               : program::frontEndPtx(*spec, {}, o.derive);
   if (!ptxText) return std::unexpected(ptxText.error());
   auto module = ptx::parseModule(
       *ptxText, triton ? kernel + ".ptx" : spec->sources.front().stem().string() + ".ptx");

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "argus/program/region_file.h"
 #include "argus/support/status.h"
 
 namespace argus::session {
@@ -22,6 +23,8 @@ struct BuildRequest {
   std::vector<std::string> passOptions;  ///< KEY=VALUE for the trace pass.
   std::string output;                    ///< Output directory.
   std::string ptx;  ///< Build from this PTX file instead of the front end's output.
+  /// Regions derived into the front end's PTX after the spec's own (not with `ptx`, not Triton).
+  program::DeriveRequest derive;
   /// Told each step that takes a while before it starts (a Triton script run once to dump its
   /// kernel), in a line for people; none: nothing is told.
   std::function<void(const std::string&)> progress{};
