@@ -10,7 +10,8 @@
 #              `--derive loops,ops` on their (first) GEMM kernel: duration and inst_mix, then
 #              duration scoped to the producer warp group (warpgroup=0) and to the consumers
 #              (warpgroup=1..2), from the same workspace;
-#  cutlass_49_latency, cutlass_54_latency  op_latency on the same kernel (TMA loads per iteration);
+#  cutlass_49_latency, cutlass_54_latency  op_latency on the same kernel: the producer K loop's
+#              TMA loads in its iterations 0..3 (the derived regions' trip counters);
 #  cutlass_49_paired, cutlass_54_paired  tracing's added time on the kernel, paired with its
 #              trace-free build, result lines compared, SASS compared
 #              (bench/trace_overhead/real_paired.sh).
@@ -75,7 +76,18 @@ for what in "${@:-tma cp cutlass_49 cutlass_54}"; do
         kernel=$(grep -m1 -E '^  - name: ' "$spec" | sed -E 's/^  - name: //; s/ .*//')
         common=(--program "$spec" --kernel "$kernel" --derive loops,ops)
         case "$w" in
-          *_latency) query "$w" "${common[@]}" --signals op_latency ;;
+          *_latency)
+            # The producer's K-loop TMA loads: the deepest derived tma_load region (the tile
+            # loop's K loop; the epilogue's loads sit one loop higher), iterations 0..3 of it
+            # (each K loop's trips count from 0 for every tile: docs/regions-file.md).
+            "$B/argus" regions "$spec" --derive loops,ops --json >"$out/$w-regions.json" 2>&1
+            region=$(python3 -c 'import json, sys
+ks = [k for k in json.load(open(sys.argv[1]))["kernels"] if k["name"] == sys.argv[2]]
+paths = [r["path"] for k in ks for r in k["regions"] if r["path"].endswith("/tma_load")]
+print(max(paths, key=lambda p: p.count("/")) if paths else "")' "$out/$w-regions.json" "$kernel")
+            say "$w: region $region"
+            query "$w" "${common[@]}" ${region:+--region "$region"} --scope iter=0..3 \
+              --signals duration,op_latency ;;
           *_paired)
             # The spec's own arguments, more timed iterations where the example takes them.
             args=$(grep -m1 -E '^  command:' "$spec" | sed -E 's/.*"\{exe\}", //; s/\].*//; s/"//g; s/,//g')

@@ -94,6 +94,7 @@
 #include <fmt/ranges.h>
 
 #include "argus/analysis/discover.h"
+#include "argus/ptx/derive.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/ptx/regions.h"
@@ -496,11 +497,78 @@ void waitOnArriveState(const SiteFacts& facts, size_t expectAt, ProbePlacement& 
   p.description["expect_tx_line"] = facts.kernel->body[expectAt].loc.line;
 }
 
+/// An arrive.expect_tx that selects its thread by a guard: its own, or the branch that runs it.
+struct ArmingThread {
+  size_t statement = 0;
+  std::optional<ptx::Guard> guard;
+};
+
+/// How many branches of the body name `label` as their target.
+size_t branchesTo(const std::vector<Statement>& body, const std::string& label) {
+  size_t n = 0;
+  for (const Statement& st : body)
+    if (st.kind == Statement::Kind::Instruction && st.instruction.baseOpcode() == "bra" &&
+        !st.instruction.operands.empty() && st.instruction.operands.back().text == label)
+      ++n;
+  return n;
+}
+
+/// The guard an expect_tx in a branch's arm effectively runs under, when the arm holds only it
+/// and rejoins straight into the site's block, and nothing else enters the arm or the join:
+///   `@%p bra ARM; bra JOIN; ARM: expect_tx; JOIN: ... site`   (under %p; CUTLASS's producer)
+///   `@%p bra JOIN; expect_tx; JOIN: ... site`                  (under !%p)
+/// The arming thread is then the one the guard selects at the site.
+std::optional<ptx::Guard> armGuardByBranch(const std::vector<Statement>& body, size_t expect,
+                                           size_t site) {
+  auto code = [&](size_t i) {
+    return body[i].kind == Statement::Kind::Instruction || body[i].kind == Statement::Kind::Label;
+  };
+  auto isBra = [](const Statement& st) {
+    return st.kind == Statement::Kind::Instruction && st.instruction.baseOpcode() == "bra" &&
+           !st.instruction.operands.empty();
+  };
+  size_t join = expect + 1;
+  while (join < site && !code(join)) ++join;
+  if (join >= site || body[join].kind != Statement::Kind::Label) return std::nullopt;
+  for (size_t i = join + 1; i < site; ++i)
+    if (isBlockBoundary(body[i])) return std::nullopt;
+  const std::string& joinLabel = body[join].text;
+  auto before = [&](size_t i) -> std::optional<size_t> {
+    while (i > 0) {
+      --i;
+      if (code(i)) return i;
+    }
+    return std::nullopt;
+  };
+  auto first = before(expect);
+  if (!first) return std::nullopt;
+  const Statement& a = body[*first];
+  if (isBra(a) && a.instruction.guard && a.instruction.operands.back().text == joinLabel) {
+    if (branchesTo(body, joinLabel) != 1) return std::nullopt;
+    ptx::Guard g = *a.instruction.guard;
+    g.negated = !g.negated;
+    return g;
+  }
+  if (a.kind != Statement::Kind::Label) return std::nullopt;
+  const std::string& armLabel = a.text;
+  auto jump = before(*first);
+  if (!jump || !isBra(body[*jump]) || body[*jump].instruction.guard ||
+      body[*jump].instruction.operands.back().text != joinLabel)
+    return std::nullopt;
+  auto cond = before(*jump);
+  if (!cond || !isBra(body[*cond]) || !body[*cond].instruction.guard ||
+      body[*cond].instruction.operands.back().text != armLabel)
+    return std::nullopt;
+  if (branchesTo(body, armLabel) != 1 || branchesTo(body, joinLabel) != 1) return std::nullopt;
+  return body[*cond].instruction.guard;
+}
+
 /// Method 1's search: an exact arrive.expect_tx of this thread (same block, same guard, not
 /// redefined, a `_` sink) before the site; else why not (appended to `refusal`), and an exact
-/// one of another thread (method 3) in `armedByOther`.
+/// one of another thread (method 3) in `armedByOther`: of another guard in the block, or in a
+/// branch's arm that rejoins the site's block (armGuardByBranch).
 std::optional<size_t> ownArrive(const SiteFacts& facts, const ProbePlacement& p,
-                                std::string& refusal, std::optional<size_t>& armedByOther) {
+                                std::string& refusal, std::optional<ArmingThread>& armedByOther) {
   const auto& body = facts.kernel->body;
   const size_t at = facts.site.where.statement;
   const std::optional<ptx::Guard>& guard = body[at].instruction.guard;
@@ -508,17 +576,25 @@ std::optional<size_t> ownArrive(const SiteFacts& facts, const ProbePlacement& p,
   for (const analysis::BarrierSite& e : facts.site.completion.expectTx) {
     if (e.match != "exact" || e.where.statement >= at) continue;
     const Statement& es = body[e.where.statement];
+    const bool sink = !es.instruction.operands.empty() &&
+                      es.instruction.operands[0].kind == ptx::Operand::Kind::Sink;
     bool straight = true;
     for (size_t i = e.where.statement + 1; i < at && straight; ++i)
       straight = !isBlockBoundary(body[i]);
     if (!straight) {
+      auto byBranch =
+          es.instruction.guard ? std::nullopt : armGuardByBranch(body, e.where.statement, at);
+      if (byBranch && sink) {
+        armedByOther = ArmingThread{e.where.statement, byBranch};
+        refusal += fmt::format("; expect_tx at line {} runs in a branch's arm (under {}{})",
+                               e.where.line, byBranch->negated ? "!" : "", byBranch->predicate);
+        continue;
+      }
       refusal += fmt::format("; expect_tx at line {} is in another basic block", e.where.line);
       continue;
     }
     if (!sameGuard(es.instruction.guard, guard)) {
-      if (!es.instruction.operands.empty() &&
-          es.instruction.operands[0].kind == ptx::Operand::Kind::Sink)
-        armedByOther = e.where.statement;
+      if (sink) armedByOther = ArmingThread{e.where.statement, es.instruction.guard};
       refusal += fmt::format(
           "; expect_tx at line {} and the site have different guards "
           "(not provably the same thread)",
@@ -582,7 +658,8 @@ std::optional<analysis::BarrierSite> parityWait(const SiteFacts& facts, const Pr
 /// order, so the wait cannot hold up an issue of its phase.
 Result<void> placeArmingThreadWait(const SiteFacts& facts, const ForcedWaitOptions& o,
                                    const std::vector<const analysis::OpSite*>& phase,
-                                   size_t armedAt, ProbePlacement& p) {
+                                   const ArmingThread& armed, ProbePlacement& p) {
+  const size_t armedAt = armed.statement;
   const Statement& es = facts.kernel->body[armedAt];
   if (!phase.empty() && !o.waitAfterLast()) {
     return fail("passes", fmt::format("{}: {}: later ops of the block signal the same barrier "
@@ -593,7 +670,7 @@ Result<void> placeArmingThreadWait(const SiteFacts& facts, const ForcedWaitOptio
                                       kPassName, facts.where, opLines(phase)));
   }
   const size_t last = phase.empty() ? facts.site.where.statement : phase.back()->where.statement;
-  const std::optional<ptx::Guard> armGuard = es.instruction.guard;
+  const std::optional<ptx::Guard> armGuard = armed.guard;
   if (armGuard && writtenBetween(facts.kernel->body, armedAt, last + 1, armGuard->predicate)) {
     return fail("passes", fmt::format("{}: {}: cannot force its completion: the guard "
                                       "{} of the expect_tx at line {} is redefined "
@@ -655,7 +732,7 @@ Result<void> placeBarrierWait(const SiteFacts& facts, const ForcedWaitOptions& o
   }
 
   std::string refusal;
-  std::optional<size_t> armedByOther;  // an exact expect_tx of another thread (method 3)
+  std::optional<ArmingThread> armedByOther;  // an exact expect_tx of another thread (method 3)
   if (const std::optional<size_t> expect = ownArrive(facts, p, refusal, armedByOther)) {
     p.method = "mbarrier_state";
     waitOnArriveState(facts, *expect, p);
@@ -887,6 +964,11 @@ class InsertForcedWaitPass final : public Pass {
                    TransformResult& result) override {
     auto o = ForcedWaitOptions::parse(options.config);
     if (!o) return std::unexpected(o.error());
+    // A derived region's iteration is a trip counter: the probe compares it, so it is code.
+    for (ptx::Function* function : module.functions())
+      if (function->isEntry && function->hasBody &&
+          (options.kernel.empty() || function->name == options.kernel))
+        tripCounters_ += ptx::lowerTripCounters(*function);
     auto facts = analyzeSite(module, options.kernel, *o);
     if (!facts) return std::unexpected(facts.error());
     auto placement = placeProbe(*facts, *o);
@@ -900,6 +982,8 @@ class InsertForcedWaitPass final : public Pass {
 
  private:
   Statistic probes_{this, "probes", "forced waits inserted"};
+  Statistic tripCounters_{this, "trip_counters",
+                          "derived regions' loop-trip counter steps and resets made code"};
   Statistic iterationCaptures_{this, "iteration_captures",
                                "iteration copies after the iteration region's begin markers"};
   Statistic sinksRewritten_{this, "state_sinks",

@@ -6,6 +6,9 @@
 #include <cstdlib>
 
 #include "argus/analysis/discover.h"
+#include "argus/ptx/derive.h"
+#include "argus/ptx/parser.h"
+#include "argus/ptx/printer.h"
 #include "argus/ptx/regions.h"
 #include "argus/query/scope.h"
 #include "test_util.h"
@@ -140,6 +143,34 @@ TEST(ForcedWait, TmaGemmEveryOpAssembles) {
     EXPECT_EQ(q["region"]["path"], "mainloop/mma/" + q["region"]["name"].get<std::string>());
     EXPECT_EQ(q["cta"], 1);
   }
+}
+
+TEST(ForcedWait, DerivedRegionsOfAnUneditedCutlassKernelSelectTheKLoopTrip) {
+  // CUTLASS example 54 as its own sources compile (tests/data/ptx/README.md), regions derived
+  // from loops and ops: the producer's TMA loads sit in the derived `tma_load` region, whose
+  // begin carries the K loop's trip counter. Without it the pass had no iteration to select.
+  ptx::Module module = loadModule(dataDir() / "ptx" / "cutlass_54_fp8_gemm.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto defs = ptx::definitionsFromList("loops,ops");
+  ASSERT_TRUE(defs.has_value());
+  ASSERT_TRUE(ptx::deriveRegions(module, *defs));
+  auto reparsed = ptx::parseModule(ptx::printModule(module), module.fileName);
+  ASSERT_TRUE(reparsed.has_value()) << reparsed.error().text();
+  auto sites = analysis::discoverAsyncOps(*reparsed, "", "");
+  ASSERT_TRUE(sites.has_value()) << sites.error().text();
+  const std::string kLoop =
+      "loop_sm90_gemm_tma_warpspecialized_cooperative_591/"
+      "loop_sm90_mma_tma_gmma_ss_warpspecialized_fp8_370";
+  std::vector<std::string> loads;  // the K loop's, in code order: A then B
+  for (const auto& s : *sites)
+    if (s.kind == analysis::OpKind::TmaLoad && s.regions.front() == kLoop + "/tma_load")
+      loads.push_back(s.opId);
+  ASSERT_EQ(loads.size(), 2u);
+  auto p = probeAndAssemble(*reparsed, probeOptions(loads.back(), 2), "cutlass_tma");
+  EXPECT_EQ(p["iteration_region"]["path"], kLoop + "/tma_load") << p.dump();
+  EXPECT_EQ(p["iteration"], 2);
+  EXPECT_EQ(p["completion_method"], "mbarrier_state_arming_thread") << p.dump();
+  EXPECT_EQ(p["expect_tx_line"], 1194) << "the arm of `@%p600 bra`, a block of its own";
 }
 
 TEST(ForcedWait, WarpSpecializedOpsAssemble) {

@@ -58,6 +58,7 @@
 #include <fmt/format.h>
 
 #include "argus/ptx/cfg.h"
+#include "argus/ptx/derive.h"
 #include "argus/ptx/divergence.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
@@ -1311,6 +1312,13 @@ class LowerMarkersToTracePass final : public Pass {
     fileName_ = module.fileName;
     ptxVersion_ = module.version();
 
+    // Derived regions' trip counters become code in the kernels traced (the others lose them
+    // with their markers).
+    for (ptx::Function* function : module.functions())
+      if (function->isEntry && function->hasBody &&
+          (options.kernel.empty() || function->name == options.kernel))
+        tripCounters_ += ptx::lowerTripCounters(*function);
+
     auto analysis = ptx::analyzeRegions(module);
     if (!analysis) return std::unexpected(analysis.error());
     std::map<std::string, const ptx::FunctionRegions*, std::less<>> regionsOf;
@@ -1356,6 +1364,8 @@ class LowerMarkersToTracePass final : public Pass {
   Statistic kernelsInstrumented_{this, "kernels", "kernels instrumented"};
   Statistic markersLowered_{this, "markers", "begin and end markers lowered"};
   Statistic recordSites_{this, "records", "record-writing sites emitted (one per end marker)"};
+  Statistic tripCounters_{this, "trip_counters",
+                          "derived regions' loop-trip counter steps and resets made code"};
   Statistic markersStripped_{this, "markers_stripped",
                              "markers removed without tracing (.func or other kernels)"};
   Statistic regions_{this, "regions", "regions in the trace maps"};

@@ -215,6 +215,15 @@ struct Occurrence {
   std::string selector;
   uint32_t depth = 0;  // definition depth: a child nests inside its parent on equal sets
   InstrSet set;
+  std::string iteration;  // `iter=` of its begin markers: a trip counter, or empty
+};
+
+/// The trip counter of one loop (see TripCounterStep): reset where the loop is entered from
+/// (the enclosing loop's header, else the kernel's start), stepped at its own header.
+struct TripCounter {
+  std::string reg;
+  std::string header;        // the loop header's label
+  std::string parentHeader;  // the enclosing loop header's label; empty: the kernel's start
 };
 
 struct Loop {
@@ -525,7 +534,7 @@ class Deriver {
     }
     InstrSet childParent;
     for (size_t p = 0; p < parts.size(); ++p) {
-      occurrences_.push_back(Occurrence{names[p], sel->text, depth, parts[p]});
+      occurrences_.push_back(Occurrence{names[p], sel->text, depth, parts[p], {}});
       childParent.insert(childParent.end(), parts[p].begin(), parts[p].end());
     }
     std::sort(childParent.begin(), childParent.end());
@@ -540,6 +549,50 @@ class Deriver {
   }
 
   const std::vector<Occurrence>& occurrences() const { return occurrences_; }
+
+  /// Gives every occurrence that lies inside a loop the iteration coordinate of its innermost
+  /// one: the loop's trip number since it was entered (from 0), so that scopes (`iter=`) and
+  /// op_latency's per-iteration probes work on derived regions as on ARGUS_REGION_ITER ones.
+  /// Spin loops of a wait do not count as loops here. Returns the counters used.
+  std::vector<TripCounter> assignIterations() {
+    std::vector<InstrSet> sets;
+    std::vector<bool> counts;  // a loop of the algorithm, not a wait's spin loop
+    for (const auto& loop : k_.loops) {
+      sets.push_back(loopInstructions(k_, loop));
+      counts.push_back(!onlyWaits(sets.back()));
+    }
+    // The innermost counted loop strictly holding `set` (loops are outer first).
+    auto innermost = [&](const InstrSet& set, std::optional<size_t> skip) -> std::optional<size_t> {
+      for (size_t l = sets.size(); l-- > 0;)
+        if (counts[l] && l != skip && sets[l].size() > set.size() &&
+            intersect(sets[l], set).size() == set.size())
+          return l;
+      return std::nullopt;
+    };
+    std::map<size_t, size_t> counterOf;  // loop -> counter
+    std::vector<TripCounter> counters;
+    for (auto& o : occurrences_) {
+      auto loop = innermost(o.set, std::nullopt);
+      if (!loop) continue;
+      auto it = counterOf.find(*loop);
+      if (it == counterOf.end()) {
+        // A header without a label cannot be stepped at, nor reset at as an enclosing one:
+        // such a loop gives no iteration (PTX branches to labels, so every header has one).
+        TripCounter c;
+        c.header = headerLabel(k_.loops[*loop]);
+        if (auto parent = innermost(sets[*loop], *loop)) {
+          c.parentHeader = headerLabel(k_.loops[*parent]);
+          if (c.parentHeader.empty()) continue;
+        }
+        if (c.header.empty()) continue;
+        c.reg = "%argustrip_" + c.header.substr(c.header.starts_with('$') ? 1 : 0);
+        it = counterOf.emplace(*loop, counters.size()).first;
+        counters.push_back(std::move(c));
+      }
+      o.iteration = counters[it->second].reg;
+    }
+    return counters;
+  }
 
  private:
   Result<void> singleEntry(const InstrSet& set, const Selector& sel, const std::string& origin) {
@@ -603,6 +656,17 @@ class Deriver {
     return false;
   }
 
+  /// The label the loop's header block starts with, or empty.
+  std::string headerLabel(const Loop& loop) const {
+    const auto& block = k_.cfg.blocks[loop.header];
+    for (size_t i = block.begin; i < block.end; ++i) {
+      const Statement& s = k_.function.body[i];
+      if (s.kind == Statement::Kind::Label) return s.text;
+      if (s.kind == Statement::Kind::Instruction) break;
+    }
+    return "";
+  }
+
   bool insideMarkedNamed(const InstrSet& run, const std::string& name) const {
     if (k_.marked == nullptr) return false;
     for (uint32_t i : run)
@@ -658,8 +722,45 @@ Statement comment(std::string text) {
 }
 
 std::string markerText(const Occurrence& o, bool end) {
-  return end ? fmt::format("@argus end {}", o.name)
-             : fmt::format("@argus begin {} derived={}", o.name, o.selector);
+  if (end) return fmt::format("@argus end {}", o.name);
+  if (o.iteration.empty()) return fmt::format("@argus begin {} derived={}", o.name, o.selector);
+  return fmt::format("@argus begin {} iter={} derived={}", o.name, o.iteration, o.selector);
+}
+
+std::string tripText(const std::string& reg, bool reset) {
+  return fmt::format("@argus trip {} {}", reg, reset ? "reset" : "step");
+}
+
+/// Writes each counter's comments: its step right after its header's label, its reset right
+/// after the enclosing header's label or before the kernel's first label or instruction. A
+/// counter already there (a second derivation on the same module) is not written twice.
+void placeTripCounters(Function& f, const std::vector<TripCounter>& counters) {
+  auto afterLabel = [&](const std::string& label) -> std::optional<size_t> {
+    for (size_t i = 0; i < f.body.size(); ++i)
+      if (f.body[i].kind == Statement::Kind::Label && f.body[i].text == label) return i + 1;
+    return std::nullopt;
+  };
+  auto present = [&](const std::string& text) {
+    return std::any_of(f.body.begin(), f.body.end(), [&](const Statement& s) {
+      return s.kind == Statement::Kind::Comment && s.text == text;
+    });
+  };
+  for (const auto& c : counters) {
+    const std::string step = tripText(c.reg, false), reset = tripText(c.reg, true);
+    if (present(step)) continue;
+    auto at = afterLabel(c.header);
+    if (!at) continue;  // not reachable: the header's label is the loop's
+    f.body.insert(f.body.begin() + static_cast<std::ptrdiff_t>(*at), comment(step));
+    std::optional<size_t> resetAt;
+    if (!c.parentHeader.empty()) resetAt = afterLabel(c.parentHeader);
+    if (!resetAt) {
+      resetAt = 0;
+      while (*resetAt < f.body.size() && f.body[*resetAt].kind != Statement::Kind::Label &&
+             f.body[*resetAt].kind != Statement::Kind::Instruction)
+        ++*resetAt;
+    }
+    f.body.insert(f.body.begin() + static_cast<std::ptrdiff_t>(*resetAt), comment(reset));
+  }
 }
 
 Result<void> place(Function& f, const Kernel& k, const std::vector<Occurrence>& occ) {
@@ -993,7 +1094,9 @@ Result<std::vector<DerivedRegion>> deriveRegions(Module& module, const RegionDef
     const InstrSet all = k.all();
     for (const auto& def : defs.regions)
       if (auto ok = deriver.add(def, all, 0); !ok) return std::unexpected(ok.error());
+    const std::vector<TripCounter> counters = deriver.assignIterations();
     if (auto ok = place(*f, k, deriver.occurrences()); !ok) return std::unexpected(ok.error());
+    placeTripCounters(*f, counters);
     std::map<std::pair<std::string, std::string>, uint32_t> count;
     for (const auto& o : deriver.occurrences()) ++count[{o.name, o.selector}];
     for (const auto& [key, n] : count) placed.push_back({f->name, key.first, key.second, n});
@@ -1017,6 +1120,47 @@ Result<std::vector<DerivedRegion>> deriveRegions(Module& module, const RegionDef
                                        "refine the marked region instead (region file `refine:`)",
                                        check.error().message));
   return placed;
+}
+
+size_t lowerTripCounters(Function& f) {
+  std::set<std::string> regs;
+  size_t lowered = 0;
+  for (Statement& s : f.body) {
+    if (s.kind != Statement::Kind::Comment) continue;
+    auto trip = parseTripCounter(s.text);
+    if (!trip) continue;
+    Operand reg;
+    reg.kind = Operand::Kind::Register;
+    reg.text = trip->reg;
+    Operand imm;
+    imm.kind = Operand::Kind::Immediate;
+    Statement code;
+    code.kind = Statement::Kind::Instruction;
+    code.loc = s.loc;
+    if (trip->reset) {
+      imm.text = "-1";
+      code.instruction.opcode = "mov.b32";
+      code.instruction.operands = {reg, imm};
+    } else {
+      imm.text = "1";
+      code.instruction.opcode = "add.s32";
+      code.instruction.operands = {reg, reg, imm};
+    }
+    s = std::move(code);
+    regs.insert(trip->reg);
+    ++lowered;
+  }
+  std::vector<Statement> declarations;
+  for (const auto& r : regs) {
+    Statement d;
+    d.kind = Statement::Kind::Variable;
+    d.variable.stateSpace = ".reg";
+    d.variable.type = ".b32";
+    d.variable.name = r;
+    declarations.push_back(std::move(d));
+  }
+  f.body.insert(f.body.begin(), declarations.begin(), declarations.end());
+  return lowered;
 }
 
 }  // namespace argus::ptx

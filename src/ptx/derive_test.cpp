@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -101,6 +102,100 @@ TEST(DeriveRegions, OpsNestInsideTheLoopsThatHoldThem) {
   ASSERT_NE(call, nullptr);
   EXPECT_EQ(call->selector, "func:_Z5scalefi");
   EXPECT_GE(call->instructions, 1u);
+}
+
+/// The `iter=` operands of a region's begins (one per begin marker).
+std::vector<std::string> iterations(const Region& r) {
+  std::vector<std::string> out;
+  for (const auto& b : r.begins) out.push_back(b.iteration);
+  return out;
+}
+
+TEST(DeriveRegions, RegionsInsideALoopCarryItsTripNumber) {
+  Module m = fixture("derive_loops.ptx");
+  auto regions = derived(m, list("loops,ops,op:ld_global"));
+  ASSERT_TRUE(regions) << regions.error().text();
+  const auto& k = kernel(*regions, kNested);
+  const Region* outer = find(k, "loop_derive_loops_12");
+  const Region* inner = find(k, "loop_derive_loops_12/loop_derive_loops_13");
+  const Region* barrier = find(k, "loop_derive_loops_12/bar_sync");
+  const Region* load = find(k, "loop_derive_loops_12/loop_derive_loops_13/ld_global");
+  ASSERT_TRUE(outer && inner && barrier && load);
+  // The outer loop is entered once: no iteration. The inner loop is entered once per trip of
+  // the outer one, so it carries the outer trip, as does the barrier; the loads the inner trip.
+  for (const auto& it : iterations(*outer)) EXPECT_EQ(it, "") << "outer loop";
+  ASSERT_FALSE(barrier->begins.empty());
+  const std::string outerTrip = barrier->begins.front().iteration;
+  EXPECT_TRUE(outerTrip.starts_with("%argustrip_")) << outerTrip;
+  for (const auto& it : iterations(*inner)) EXPECT_EQ(it, outerTrip);
+  ASSERT_FALSE(load->begins.empty());
+  const std::string innerTrip = load->begins.front().iteration;
+  EXPECT_TRUE(innerTrip.starts_with("%argustrip_")) << innerTrip;
+  EXPECT_NE(innerTrip, outerTrip);
+  for (const auto& it : iterations(*load)) EXPECT_EQ(it, innerTrip);
+
+  // The counters are comments: a reset before the loop, a step at the top of its header.
+  const Function* f = m.findFunction(kNested);
+  ASSERT_NE(f, nullptr);
+  std::map<std::string, std::vector<std::string>> steps;  // reg -> kinds in body order
+  for (const auto& s : f->body) {
+    if (s.kind != Statement::Kind::Comment) continue;
+    if (auto trip = parseTripCounter(s.text))
+      steps[trip->reg].push_back(trip->reset ? "reset" : "step");
+  }
+  EXPECT_EQ(steps[outerTrip], (std::vector<std::string>{"reset", "step"}));
+  EXPECT_EQ(steps[innerTrip].size(), 2u);  // the inner reset sits after the outer header
+  for (size_t i = 0; i < f->body.size(); ++i) {
+    if (f->body[i].kind != Statement::Kind::Comment) continue;
+    auto trip = parseTripCounter(f->body[i].text);
+    if (!trip || trip->reset) continue;
+    size_t before = i;  // over the other counters placed after the same label
+    while (before > 0 && f->body[before - 1].kind == Statement::Kind::Comment &&
+           parseTripCounter(f->body[before - 1].text))
+      --before;
+    ASSERT_GT(before, 0u);
+    EXPECT_EQ(f->body[before - 1].kind, Statement::Kind::Label) << "a step follows its label";
+  }
+  // A second derivation on the derived module writes no second counter of a loop.
+  Module again = fixture("derive_loops.ptx");
+  ASSERT_TRUE(deriveRegions(again, list("loops")));
+  ASSERT_TRUE(deriveRegions(again, list("ops,op:ld_global")));
+  size_t outerSteps = 0;
+  for (const auto& s : again.findFunction(kNested)->body)
+    if (s.kind == Statement::Kind::Comment && s.text == "@argus trip " + outerTrip + " step")
+      ++outerSteps;
+  EXPECT_EQ(outerSteps, 1u);
+
+  // Lowered, each counter is one register, its reset a mov and its step an add; no trip
+  // comments remain.
+  Function lowered = *f;
+  EXPECT_EQ(lowerTripCounters(lowered), steps[outerTrip].size() + steps[innerTrip].size());
+  size_t decls = 0, movs = 0, adds = 0;
+  for (const auto& s : lowered.body) {
+    if (s.kind == Statement::Kind::Comment) {
+      EXPECT_FALSE(parseTripCounter(s.text)) << s.text;
+    }
+    if (s.kind == Statement::Kind::Variable && s.variable.name.starts_with("%argustrip_")) ++decls;
+    if (s.kind != Statement::Kind::Instruction || s.instruction.operands.empty() ||
+        !s.instruction.operands[0].text.starts_with("%argustrip_"))
+      continue;
+    movs += s.instruction.opcode == "mov.b32";
+    adds += s.instruction.opcode == "add.s32";
+  }
+  EXPECT_EQ(decls, 2u);
+  EXPECT_EQ(movs, 2u);
+  EXPECT_EQ(adds, 2u);
+  EXPECT_EQ(lowerTripCounters(lowered), 0u) << "lowering twice changes nothing";
+}
+
+TEST(DeriveRegions, AMalformedTripCounterIsAnErrorThatSaysWhatItShouldBe) {
+  auto bad = parseMarker(" @argus trip %r1 step");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("malformed trip counter"), std::string::npos);
+  EXPECT_FALSE(parseTripCounter(" @argus trip %argustrip_x jump"));
+  auto good = parseMarker(" @argus trip %argustrip_L__BB0_3 reset");
+  ASSERT_TRUE(good.has_value());
+  EXPECT_FALSE(good->has_value()) << "a trip counter is no region marker";
 }
 
 TEST(DeriveRegions, IdsAreTheSameAfterARecompileWithOtherFlags) {
@@ -266,6 +361,14 @@ TEST(DeriveRegions, ACutlassKernelGetsItsPipelineStructureWithoutEditingIt) {
   ASSERT_NE(loads, nullptr);
   EXPECT_EQ(loads->instructions, 2u);
   EXPECT_EQ(loads->selector, "op:tma_load");
+  // The loads carry the K loop's trip, the K loop the tile loop's.
+  ASSERT_FALSE(loads->begins.empty());
+  EXPECT_TRUE(loads->begins.front().iteration.starts_with("%argustrip_"));
+  const Region* kLoop = find(k, producerK);
+  ASSERT_NE(kLoop, nullptr);
+  ASSERT_FALSE(kLoop->begins.empty());
+  EXPECT_TRUE(kLoop->begins.front().iteration.starts_with("%argustrip_"));
+  EXPECT_NE(kLoop->begins.front().iteration, loads->begins.front().iteration);
 }
 
 TEST(DeriveRegions, TritonKernelsOfPackagesGetTheirKLoops) {

@@ -1,6 +1,7 @@
 #include "argus/ptx/regions.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <deque>
 #include <map>
@@ -440,6 +441,13 @@ Result<std::optional<Marker>> parseMarker(std::string_view comment) {
                                        "`// @argus end NAME`",
                                        comment, why));
   };
+  if (words.size() >= 2 && words[1] == "trip") {
+    if (parseTripCounter(comment)) return std::optional<Marker>{};
+    return fail("regions", fmt::format("malformed trip counter `//{}`: expected `// @argus trip "
+                                       "%argustrip_NAME reset` or `... step` (deriveRegions "
+                                       "writes these; re-derive instead of editing them)",
+                                       comment));
+  }
   if (words.size() < 3) return bad("too few words");
   Marker marker;
   if (words[1] == "begin") {
@@ -468,6 +476,17 @@ Result<std::optional<Marker>> parseMarker(std::string_view comment) {
     }
   }
   return std::optional<Marker>{std::move(marker)};
+}
+
+std::optional<TripCounterStep> parseTripCounter(std::string_view comment) {
+  auto words = splitWords(comment);
+  if (words.size() != 4 || words[0] != kMarkerPrefix || words[1] != "trip" ||
+      !words[2].starts_with("%argustrip_") || (words[3] != "reset" && words[3] != "step"))
+    return std::nullopt;
+  for (char c : words[2].substr(1))
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_' && c != '$')
+      return std::nullopt;
+  return TripCounterStep{std::string(words[2]), words[3] == "reset"};
 }
 
 std::string regionId(std::string_view kernel, std::string_view path) {

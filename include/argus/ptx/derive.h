@@ -6,11 +6,15 @@
 // (`// @argus begin NAME derived=SELECTOR` ... `// @argus end NAME`) placed on the part's entry
 // and exit edges, so that every later pass (tracing, painting, discovery) treats a derived
 // region like a marked one, and the region analysis checks that derived and marked regions nest.
+// A region inside a loop begins once per trip: its begin markers carry `iter=` a trip counter of
+// the innermost loop (the trip number since the loop was entered), written as comments that only
+// the passes reading iterations turn into code (lowerTripCounters).
 // A region's identity is regionId(kernel, path): the path comes from the selector's name, never
 // from PCs, so it survives recompiles with other flags and edits elsewhere in the kernel.
 // The language is documented in docs/regions-file.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -82,6 +86,12 @@ struct DerivedRegion {
 /// [thread-safe]
 [[nodiscard]] Result<std::vector<DerivedRegion>> deriveRegions(Module& module,
                                                                const RegionDefinitions& defs);
+
+/// Turns the trip-counter comments (TripCounterStep, argus/ptx/regions.h) of a function into
+/// code: a `.reg .b32` per counter, `mov.b32 R, -1` for a reset and `add.s32 R, R, 1` for a
+/// step. The passes that read iteration operands call it on the kernels they instrument; no
+/// other build has the counters. Returns the comments lowered. [thread-safe]
+size_t lowerTripCounters(Function& f);
 
 /// Definitions from a `--derive` list: comma-separated selectors, where `loops` is every loop
 /// and `ops` every operation kind present in a kernel (absent kinds are skipped).

@@ -41,13 +41,28 @@ struct Marker {
   std::string derived;    ///< Selector after `derived=` (a derived region's marker), or empty.
 };
 
+/// A loop-trip counter comment that deriveRegions writes (argus/ptx/derive.h):
+///   // @argus trip REG reset     REG = -1 (before the loop is entered)
+///   // @argus trip REG step      REG += 1 (at the top of the loop's header: each trip)
+/// A derived region inside the loop names REG as its `iter=`. The comments are no code: the
+/// passes that read iterations turn them into instructions (lowerTripCounters), the others drop
+/// them with the markers, so the builds that record nothing keep the program's machine code.
+struct TripCounterStep {
+  std::string reg;     ///< `%argustrip_...`
+  bool reset = false;  ///< reset, else step
+};
+
 /// Region-name characters: a name matches [A-Za-z_][A-Za-z0-9_.-]*.
 [[nodiscard]] bool isRegionNameChar(char c);
 [[nodiscard]] bool isValidRegionName(std::string_view name);
 
 /// Parses a comment body (text after `//`). Returns nullopt when the comment is not an Argus
-/// marker, and an error when it starts with `@argus` but is malformed.
+/// marker (a trip counter is none), and an error when it starts with `@argus` but is malformed.
 [[nodiscard]] Result<std::optional<Marker>> parseMarker(std::string_view comment);
+
+/// A trip-counter comment's step, or nullopt for any other comment (a malformed one included:
+/// parseMarker reports it).
+[[nodiscard]] std::optional<TripCounterStep> parseTripCounter(std::string_view comment);
 
 /// Stable region identity: 16 hex digits of XXH3-64 over "kernel\0path". It depends only on the
 /// (mangled) kernel name and the region path, never on PCs, lines or compile flags.
