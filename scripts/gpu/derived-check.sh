@@ -14,7 +14,8 @@
 #              TMA loads in its iterations 0..3 (the derived regions' trip counters);
 #  cutlass_49_paired, cutlass_54_paired  tracing's added time on the kernel, paired with its
 #              trace-free build, result lines compared, SASS compared
-#              (bench/trace_overhead/real_paired.sh).
+#              (bench/trace_overhead/real_paired.sh); cutlass_N_paired_loops the same with
+#              `--derive loops` only (a record per loop entry, none per op).
 # Usage: derived-check.sh CHECK...   (default: tma cp cutlass_49 cutlass_54)
 # Each query's text report goes to $OUT/<name>.txt, its JSON to $OUT/<name>.json; the summary
 # (exit codes and times) to $OUT/derived-summary.txt. Builds argus and the injection libraries.
@@ -94,8 +95,10 @@ print(max(paths, key=lambda p: p.count("/")) if paths else "")' "$out/$w-regions
             [ "$number" = 54 ] && args="${args/--iterations=10/--iterations=200}"
             t0=$(date +%s)
             # shellcheck disable=SC2086
+            derive=loops,ops
+            [ "${w##*_}" = loops ] && derive=loops
             ROUNDS=${ROUNDS:-10} bash bench/trace_overhead/real_paired.sh "$B/argus" "$out/$w" \
-              "$spec" "$kernel" loops,ops -- $args >"$out/$w.txt" 2>&1
+              "$spec" "$kernel" "$derive" -- $args >"$out/$w.txt" 2>&1
             rc=$?
             say "$w: exit $rc in $(($(date +%s) - t0)) s"
             tail -40 "$out/$w.txt" | tee -a "$summary"
@@ -106,7 +109,7 @@ print(max(paths, key=lambda p: p.count("/")) if paths else "")' "$out/$w-regions
             WS="$w" query "$w-producer" "${common[@]}" --signals duration --scope warpgroup=0
             WS="$w" query "$w-consumers" "${common[@]}" --signals duration --scope warpgroup=1..2 ;;
         esac ;;
-      *) say "unknown check $w (tma cp cutlass_49 cutlass_54 cutlass_N_latency cutlass_N_paired)"
+      *) say "unknown check $w (tma cp cutlass_49 cutlass_54 cutlass_N_latency cutlass_N_paired[_loops])"
          fail=1 ;;
     esac
   done

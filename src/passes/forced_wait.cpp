@@ -743,8 +743,9 @@ Result<void> placeBarrierWait(const SiteFacts& facts, const ForcedWaitOptions& o
   else if (refusal.empty())
     refusal += "; no arrive.expect_tx on the exact barrier before the site in this thread";
   const std::optional<analysis::BarrierSite> parity = parityWait(facts, p, refusal);
-  if (!parity && armedByOther && sharing.empty())
-    return placeArmingThreadWait(facts, o, phase, *armedByOther, p);
+  // Later ops of this thread on the phase (`sharing`) got here only with wait_after_last, which
+  // method 3 honours the same way: it waits after the last of them.
+  if (!parity && armedByOther) return placeArmingThreadWait(facts, o, phase, *armedByOther, p);
   if (!parity) {
     return fail("passes", fmt::format("{}: {}: cannot force its completion: {}; no probe "
                                       "is made (nothing is guessed)",

@@ -171,6 +171,18 @@ TEST(ForcedWait, DerivedRegionsOfAnUneditedCutlassKernelSelectTheKLoopTrip) {
   EXPECT_EQ(p["iteration"], 2);
   EXPECT_EQ(p["completion_method"], "mbarrier_state_arming_thread") << p.dump();
   EXPECT_EQ(p["expect_tx_line"], 1194) << "the arm of `@%p600 bra`, a block of its own";
+  // The A-tile load shares the phase with the B-tile load: refused, unless asked to wait after
+  // the B load (then timed from its issue to the completion of the whole phase).
+  ptx::Module copy = *reparsed;
+  auto refused = applyTransforms(copy, {"insert_forced_wait"}, probeOptions(loads.front(), 2));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("shared_phase"), std::string::npos)
+      << refused.error().text();
+  auto a = probeAndAssemble(*reparsed,
+                            probeOptions(loads.front(), 2, {{"shared_phase", "wait_after_last"}}),
+                            "cutlass_tma_a");
+  EXPECT_EQ(a["completion_method"], "mbarrier_state_arming_thread") << a.dump();
+  EXPECT_EQ(a["shared_phase_with"], nlohmann::json::array({loads.back()}));
 }
 
 TEST(ForcedWait, WarpSpecializedOpsAssemble) {
