@@ -89,7 +89,7 @@ print(max(paths, key=lambda p: p.count("/")) if paths else "")' "$out/$w-regions
             say "$w: region $region"
             query "$w" "${common[@]}" ${region:+--region "$region"} --scope iter=0..3 \
               --signals duration,op_latency ;;
-          *_paired)
+          *_paired | *_paired_loops)
             # The spec's own arguments, more timed iterations where the example takes them.
             args=$(grep -m1 -E '^  command:' "$spec" | sed -E 's/.*"\{exe\}", //; s/\].*//; s/"//g; s/,//g')
             [ "$number" = 54 ] && args="${args/--iterations=10/--iterations=200}"

@@ -500,6 +500,11 @@ class Deriver {
         };
         for (auto& run : opRuns(k_, pick, sel->kind == Selector::Kind::Call || takesAsmBlock(op))) {
           if (takesAsmBlock(op)) run = spinLoopAround(run);
+          if (sel->kind == Selector::Kind::Op && op == "wgmma") {
+            run = wgmmaStage(run);
+            if (!parts.empty() && names.back() == name && parts.back() == intersect(run, parent))
+              continue;  // another WGMMA of the stage just taken
+          }
           run = intersect(run, parent);
           if (run.empty()) continue;
           // Already a marked region of that name (`tma_load` around the TMA loads): it is the
@@ -622,6 +627,38 @@ class Deriver {
       return set.size() <= run.size() + kSpinExtra ? set : run;
     }
     return run;
+  }
+
+  /// The WGMMA pipeline stage a run of wgmma.mma_async belongs to: from the wgmma.fence before
+  /// it to the wgmma.commit_group after it, in its block (the run itself where either is
+  /// missing). ptxas serializes a stage's WGMMAs (warning C7514) when other code, such as a
+  /// trace record, runs inside the stage, so a region boundary must not fall inside one.
+  InstrSet wgmmaStage(const InstrSet& run) const {
+    const auto& body = k_.function.body;
+    auto opcode = [&](uint32_t i) -> std::string_view {
+      return body[k_.graph.instr[i]].instruction.opcode;
+    };
+    auto block = [&](uint32_t i) { return k_.cfg.blockOf[k_.graph.instr[i]]; };
+    uint32_t first = run.front(), last = run.back();
+    for (uint32_t i = first; i-- > 0 && block(i) == block(run.front());) {
+      if (opcode(i).starts_with("wgmma.fence")) {
+        first = i;
+        break;
+      }
+      if (opcode(i).starts_with("wgmma.commit_group") || opcode(i).starts_with("wgmma.wait_group"))
+        break;
+    }
+    for (uint32_t i = last + 1; i < k_.graph.instr.size() && block(i) == block(run.back()); ++i) {
+      if (opcode(i).starts_with("wgmma.commit_group")) {
+        last = i;
+        break;
+      }
+      if (opcode(i).starts_with("wgmma.fence") || opcode(i).starts_with("wgmma.wait_group")) break;
+    }
+    InstrSet stage;
+    for (uint32_t i = first; i <= last; ++i)
+      if (!k_.terminal(i)) stage.push_back(i);
+    return stage;
   }
 
   /// A loop that only polls an mbarrier is a wait (op:mbarrier_wait), not a loop of the
@@ -968,7 +1005,7 @@ const std::vector<OpKind>& opKinds() {
   static const std::vector<OpKind> kinds{
       {"tma_load", "cp.async.bulk[.tensor] global -> shared (TMA loads)"},
       {"tma_store", "cp.async.bulk[.tensor] / cp.reduce.async.bulk shared -> global (TMA stores)"},
-      {"wgmma", "wgmma.mma_async"},
+      {"wgmma", "wgmma.mma_async: its pipeline stage, wgmma.fence to commit_group"},
       {"wgmma_wait", "wgmma.wait_group"},
       {"cp_async", "cp.async.ca/cg, commit_group, wait_group, wait_all (not bulk)"},
       {"mbarrier_wait", "mbarrier.try_wait / test_wait, with the inline-asm spin loop around it"},
