@@ -300,16 +300,30 @@ def compare(a: str, b: str, *, workspace: PathLike, kernel: Optional[str] = None
 
 
 def proton_trace(path: PathLike, *, kernel: Optional[str] = None,
-                 workspace: Optional[PathLike] = None) -> dict:
+                 workspace: Optional[PathLike] = None, region: Optional[str] = None,
+                 scope: Optional[str] = None) -> dict:
     """A trace Proton wrote (``proton.start(..., backend="instrumentation", data="trace")``) as
     Argus region timings: observed, in SM cycles (Proton's nominal frequency undone), scopes as
     regions with the IDs Argus reads from the kernel's TTGIR. With ``workspace`` the trace and the
     timings are kept there. Returns ``argus trace --proton --json``'s document."""
     args = ["trace", "--proton", str(path), "--json"]
-    if kernel:
-        args += ["--kernel", kernel]
-    if workspace:
-        args += ["--workspace", str(workspace)]
+    for flag, value in (("--kernel", kernel), ("--workspace", workspace), ("--region", region),
+                        ("--scope", scope)):
+        if value:
+            args += [flag, str(value)]
+    return _run(args)
+
+
+def trace(directory: PathLike, *, trace_map: Optional[PathLike] = None,
+          region: Optional[str] = None, scope: Optional[str] = None) -> dict:
+    """Region timings from a trace directory that ``libargus_inject.so`` wrote
+    (``ARGUS_TRACE_DIR``), decoded with the variant's ``trace_map.json`` (default: the one in the
+    directory); ``region`` keeps a subtree, ``scope`` the occurrences of a scope
+    (``iter=2..5,role=consumer``). Returns ``argus trace --json``'s document."""
+    args = ["trace", str(directory), "--json"]
+    for flag, value in (("--trace-map", trace_map), ("--region", region), ("--scope", scope)):
+        if value:
+            args += [flag, str(value)]
     return _run(args)
 
 

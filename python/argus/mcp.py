@@ -34,7 +34,8 @@ from mcp_types import CallToolResult, TextContent
 
 import argus
 
-__all__ = ["server", "main", "summarize_report", "summarize_regions", "region_file_text"]
+__all__ = ["server", "main", "summarize_report", "summarize_regions", "summarize_trace_document",
+           "region_file_text"]
 
 # ---------------------------------------------------------------------------------------------
 # Output models (their JSON Schemas are the tools' output schemas).
@@ -193,6 +194,85 @@ class Comparison(BaseModel):
     traced_kernel: Optional[RegionChange] = Field(
         None, description="The traced launches' CUPTI kernel times, when both sides have them")
     method: dict = Field(description="Statistic, interval, resamples, confidence, seed")
+
+
+class TraceRegion(BaseModel):
+    path: str
+    id: str
+    count: int = Field(description="Occurrences in the trace (after region and scope)")
+    median: Optional[float] = Field(None, description="Median occurrence duration, in unit")
+    p95: Optional[float] = None
+    total: Optional[float] = Field(None, description="Sum of the occurrences' durations")
+    share: Optional[float] = Field(
+        None, description="total / the top-level regions' summed total (nested regions are "
+                          "counted in their parents too)")
+    slowest_sm: Optional[str] = Field(None, description="The SM with the highest median")
+    slowest_sm_median: Optional[float] = None
+    fastest_sm: Optional[str] = None
+    fastest_sm_median: Optional[float] = None
+    roles: dict[str, float] = Field(default_factory=dict,
+                                    description="Median per warp role (at most 8)")
+    iterations: dict[str, float] = Field(
+        default_factory=dict, description="Median per iteration, the first max_iterations")
+    iteration_count: int = Field(0, description="Iterations the region has in all")
+
+
+class TraceSummary(BaseModel):
+    trace: str
+    tool: str = Field(description="argus (a trace directory) or proton (a Proton Chrome trace)")
+    kernel: str
+    unit: str = Field(description="ns, or cycles (SM clock) for clock64 and Proton traces")
+    launches: int
+    occurrences: int
+    dropped: int = Field(description="Records the trace buffers had no room for")
+    invalid_records: int = 0
+    region_count: int
+    regions: list[TraceRegion] = Field(description="The top_k regions by total time")
+    omitted_regions: int = 0
+    note: Optional[str] = None
+
+
+def summarize_trace_document(doc: dict, trace: str, top_k: int = 10,
+                             max_iterations: int = 8) -> TraceSummary:
+    """A bounded summary of ``argus trace --json``: per region its count, median, p95, total and
+    share, the slowest and fastest SM, medians per role and the first iterations."""
+    d = doc.get("duration") or {}
+    source = doc.get("source") or {}
+    regions = d.get("regions") or []
+    top_total = sum((r.get("duration") or {}).get("total") or 0 for r in regions
+                    if r.get("parent") is None)
+    out = []
+    for r in regions:
+        st = r.get("duration") or {}
+        tr = TraceRegion(path=r.get("path", ""), id=r.get("id", ""), count=int(st.get("count", 0)),
+                         median=st.get("median"), p95=st.get("p95"), total=st.get("total"))
+        if top_total and tr.total is not None:
+            tr.share = tr.total / top_total
+        sms = [(sm, v["median"]) for sm, v in (r.get("by_sm") or {}).items()
+               if isinstance(v, dict) and v.get("median") is not None]
+        if sms:
+            (tr.slowest_sm, tr.slowest_sm_median) = max(sms, key=lambda x: x[1])
+            (tr.fastest_sm, tr.fastest_sm_median) = min(sms, key=lambda x: x[1])
+        tr.roles = {role or "(none)": v["median"]
+                    for role, v in list((r.get("by_role") or {}).items())[:8]
+                    if isinstance(v, dict) and v.get("median") is not None}
+        its = r.get("by_iteration") or {}
+        ordered = sorted(its.items(), key=lambda kv: int(kv[0]) if kv[0].lstrip("-").isdigit()
+                         else 0)
+        tr.iterations = {k: v["median"] for k, v in ordered[:max(0, max_iterations)]
+                         if isinstance(v, dict) and v.get("median") is not None}
+        tr.iteration_count = len(its)
+        out.append(tr)
+    out.sort(key=lambda t: -(t.total or 0))
+    kept = out[:max(0, top_k)]
+    return TraceSummary(trace=trace, tool=source.get("tool", "argus"),
+                        kernel=d.get("kernel", source.get("kernel", "")),
+                        unit=d.get("unit", "ns"), launches=int(d.get("launches", 0)),
+                        occurrences=int(d.get("occurrences", 0)),
+                        dropped=int(d.get("dropped", 0)),
+                        invalid_records=int(d.get("invalid_records", 0)),
+                        region_count=len(out), regions=kept, omitted_regions=len(out) - len(kept),
+                        note=source.get("note"))
 
 
 def _change(path: str, entry: dict) -> RegionChange:
@@ -712,6 +792,40 @@ async def fetch_artifact(
     return ArtifactText(artifact=artifact, total_bytes=len(data), offset=offset,
                         returned_bytes=len(part), truncated=end < len(data), binary=binary,
                         text=text, note=note)
+
+
+@_tool
+async def summarize_trace(
+        trace: Annotated[str, Field(
+            description="A trace directory libargus_inject.so wrote (ARGUS_TRACE_DIR), or a "
+                        "Proton Chrome trace file (instrumentation backend, data=\"trace\")")],
+        trace_map: Annotated[Optional[str], Field(
+            description="A directory's trace_map.json (default: the one inside it)")] = None,
+        kernel: Annotated[Optional[str], Field(
+            description="Proton: the kernel (default: the trace's only one)")] = None,
+        region: Region = None, scope: Scope = None,
+        top_k: Annotated[int, Field(ge=0, description="Regions returned at most")] = 10,
+        max_iterations: Annotated[int, Field(
+            ge=0, description="Per-iteration medians returned per region at most")] = 8,
+) -> TraceSummary:
+    """A trace's region timings, bounded: the top_k regions by total time with count, median,
+    p95, total and share of the kernel's regions, the slowest and fastest SM, medians per warp
+    role and per iteration; launches, occurrences and dropped records. Never the records."""
+    path = Path(trace)
+    if not path.exists():
+        raise ToolError(f"{trace} does not exist: give an ARGUS_TRACE_DIR of a traced run or a "
+                        "Proton Chrome trace file")
+    if path.is_dir():
+        if kernel:
+            raise ToolError("kernel is for a Proton trace; a trace directory's kernels come "
+                            "from its trace_map.json")
+        doc = await _call(argus.trace, path, trace_map=trace_map, region=region, scope=scope)
+    else:
+        if trace_map:
+            raise ToolError(f"{trace} is a file, so it is read as a Proton trace, which has no "
+                            "trace_map; give a trace directory to use one")
+        doc = await _call(argus.proton_trace, path, kernel=kernel, region=region, scope=scope)
+    return summarize_trace_document(doc, trace, top_k, max_iterations)
 
 
 def main(argv: Optional[list[str]] = None) -> None:

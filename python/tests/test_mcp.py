@@ -52,7 +52,7 @@ class Server(unittest.IsolatedAsyncioTestCase):
             tools = {t.name: t for t in (await s.list_tools()).tools}
         self.assertEqual(set(tools), {"list_kernels", "define_regions", "plan_query",
                                       "run_query", "fork_version", "fetch_artifact",
-                                      "compare_versions"})
+                                      "compare_versions", "summarize_trace"})
         for t in tools.values():
             self.assertEqual(t.input_schema["type"], "object", t.name)
             self.assertTrue(t.output_schema and t.output_schema.get("properties"), t.name)
@@ -200,6 +200,35 @@ class Server(unittest.IsolatedAsyncioTestCase):
                 self.assertTrue(missing.is_error)
                 self.assertIn("has no file `nope.cu`", missing.content[0].text)
 
+    async def test_summarize_trace_of_a_proton_trace_and_bad_traces(self):
+        proton = DATA / "proton" / "matmul_tma_proton.chrome_trace"  # the H200's (README there)
+        async with self.session() as s:
+            t = await self.call(s, "summarize_trace", {"trace": str(proton), "top_k": 1})
+            self.assertEqual((t["tool"], t["kernel"], t["unit"]),
+                             ("proton", "matmul_tma_proton", "cycles"))
+            self.assertEqual((t["launches"], t["occurrences"], t["dropped"]), (1, 512, 0))
+            self.assertEqual((t["region_count"], t["omitted_regions"]), (2, 1))
+            (r,) = t["regions"]
+            self.assertEqual((r["path"], r["count"], r["median"]), ("mainloop", 256, 6167.5))
+            self.assertAlmostEqual(r["share"], 0.807, places=3)
+            self.assertGreaterEqual(r["slowest_sm_median"], r["median"])
+            self.assertLessEqual(r["fastest_sm_median"], r["median"])
+            t = await self.call(s, "summarize_trace", {"trace": str(proton),
+                                                       "region": "epilogue"})
+            self.assertEqual([r["path"] for r in t["regions"]], ["epilogue"])
+
+            missing = await s.call_tool("summarize_trace", {"trace": str(DATA / "nope")})
+            self.assertTrue(missing.is_error)
+            self.assertIn("does not exist", missing.content[0].text)
+            with tempfile.TemporaryDirectory() as d:  # a directory without a trace map
+                r = await s.call_tool("summarize_trace", {"trace": d})
+                self.assertTrue(r.is_error)
+                self.assertIn("trace_map.json", r.content[0].text)
+                self.assertNotIn("Traceback", r.content[0].text)
+            r = await s.call_tool("summarize_trace", {"trace": str(proton), "trace_map": "m"})
+            self.assertTrue(r.is_error)
+            self.assertIn("Proton trace", r.content[0].text)
+
     async def test_engine_errors_are_tool_errors_with_its_message(self):
         async with self.session() as s:
             r = await s.call_tool("list_kernels", {"target": str(PTX / "derive_loops.ptx"),
@@ -245,6 +274,22 @@ class Summaries(unittest.TestCase):
         self.assertEqual(d.value_shape["regions"], "list of 3")
         # Bounded: the by-iteration/role/SM breakdowns stay out.
         self.assertLess(len(s.model_dump_json()), len(json.dumps(raw)) // 2)
+
+    def test_trace_summary_per_role_and_iteration(self):
+        # A trace document has the shape of a duration answer's value: the H200's TMA GEMM one.
+        from argus.mcp import summarize_trace_document
+        raw = json.loads((DATA / "reports" / "tma_gemm_duration" / "expected.json").read_text())
+        doc = {"duration": raw["signals"]["duration"]["value"]}
+        t = summarize_trace_document(doc, "t", top_k=10, max_iterations=3)
+        self.assertEqual((t.tool, t.unit, t.occurrences, t.region_count), ("argus", "ns", 640, 3))
+        main = t.regions[0]
+        self.assertEqual((main.path, main.count), ("mainloop", 320))
+        self.assertEqual(main.roles, {"consumer": 288.0, "producer": 256.0})
+        self.assertEqual(list(main.iterations), ["0", "1", "2"])
+        self.assertEqual(main.iterations["0"], 672.0)
+        self.assertEqual(main.iteration_count, 8)
+        self.assertEqual(main.share, 1.0)  # the only top-level region
+        self.assertLess(len(t.model_dump_json()), len(json.dumps(doc)) // 2)
 
     def test_large_values_are_summarized_by_shape(self):
         from argus.mcp import summarize_report

@@ -966,10 +966,7 @@ class InsertForcedWaitPass final : public Pass {
     auto o = ForcedWaitOptions::parse(options.config);
     if (!o) return std::unexpected(o.error());
     // A derived region's iteration is a trip counter: the probe compares it, so it is code.
-    for (ptx::Function* function : module.functions())
-      if (function->isEntry && function->hasBody &&
-          (options.kernel.empty() || function->name == options.kernel))
-        tripCounters_ += ptx::lowerTripCounters(*function);
+    tripCounters_ += ptx::lowerTripCounters(module, options.kernel);
     auto facts = analyzeSite(module, options.kernel, *o);
     if (!facts) return std::unexpected(facts.error());
     auto placement = placeProbe(*facts, *o);

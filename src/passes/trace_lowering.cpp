@@ -1314,10 +1314,7 @@ class LowerMarkersToTracePass final : public Pass {
 
     // Derived regions' trip counters become code in the kernels traced (the others lose them
     // with their markers).
-    for (ptx::Function* function : module.functions())
-      if (function->isEntry && function->hasBody &&
-          (options.kernel.empty() || function->name == options.kernel))
-        tripCounters_ += ptx::lowerTripCounters(*function);
+    tripCounters_ += ptx::lowerTripCounters(module, options.kernel);
 
     auto analysis = ptx::analyzeRegions(module);
     if (!analysis) return std::unexpected(analysis.error());

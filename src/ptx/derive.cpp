@@ -1200,4 +1200,12 @@ size_t lowerTripCounters(Function& f) {
   return lowered;
 }
 
+size_t lowerTripCounters(Module& module, std::string_view kernel) {
+  size_t lowered = 0;
+  for (Function* f : module.functions())
+    if (f->isEntry && f->hasBody && (kernel.empty() || f->name == kernel))
+      lowered += lowerTripCounters(*f);
+  return lowered;
+}
+
 }  // namespace argus::ptx

@@ -92,6 +92,8 @@ struct DerivedRegion {
 /// step. The passes that read iteration operands call it on the kernels they instrument; no
 /// other build has the counters. Returns the comments lowered. [thread-safe]
 size_t lowerTripCounters(Function& f);
+/// The same for every kernel of the module, or only the one named (mangled) when not empty.
+size_t lowerTripCounters(Module& module, std::string_view kernel);
 
 /// Definitions from a `--derive` list: comma-separated selectors, where `loops` is every loop
 /// and `ops` every operation kind present in a kernel (absent kinds are skipped).
