@@ -246,7 +246,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (OSError, json.JSONDecodeError, ReportError) as e:
         print(f"argus.html: {e}", file=sys.stderr)
         return 1
-    Path(args.output).write_text(page)
+    try:
+        Path(args.output).write_text(page)
+    except OSError as e:
+        print(f"argus.html: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+        return 1
     print(f"argus.html: wrote {args.output} ({len(page)} bytes)", file=sys.stderr)
     return 0
 

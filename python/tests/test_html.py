@@ -104,6 +104,22 @@ class HtmlReport(unittest.TestCase):
         with self.assertRaises(report_html.ReportError):
             report_html.render({"kernels": []})
 
+    def test_the_command_says_what_failed_without_a_traceback(self):
+        import contextlib
+        import io
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "report.json"
+            src.write_text(json.dumps(report("tma_gemm_duration")))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                code = report_html.main([str(src), "-o", str(Path(d) / "no" / "r.html")])
+            self.assertEqual(code, 1)
+            self.assertIn("cannot write", err.getvalue())
+            self.assertNotIn("Traceback", err.getvalue())
+            with contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(report_html.main([str(src), "-o", str(Path(d) / "r.html")]), 0)
+            self.assertTrue((Path(d) / "r.html").read_text().startswith("<!DOCTYPE html>"))
+
     @unittest.skipIf(shutil.which("chromium") is None,
                      "Chromium is not installed (scripts/setup.sh --all installs it)")
     def test_chromium_renders_it(self):

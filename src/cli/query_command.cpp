@@ -3,8 +3,12 @@
 #include <iostream>
 #include <memory>
 
+#include <filesystem>
+
+#include "argus/report/html.h"
 #include "argus/report/report.h"
 #include "argus/session/query.h"
+#include "argus/support/process.h"
 #include "commands.h"
 
 namespace argus::cli {
@@ -16,17 +20,47 @@ struct QueryCommandOptions {
   bool requireGpu = false;
   bool progress = false;  ///< --progress: progress lines on stderr with --json too
   std::string chromeTraceOut;
+  std::string htmlOut;  ///< --html: the report as a self-contained page
   std::size_t concurrentProbes = session::defaultConcurrentProbes();
 };
 
 int runQuery(const QueryCommandOptions& o) {
+  if (!o.htmlOut.empty()) {  // before a query that may run for minutes
+    const std::filesystem::path folder =
+        std::filesystem::absolute(std::filesystem::path(o.htmlOut)).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec))
+      return reportError(fail("query", "--html " + o.htmlOut + ": folder " + folder.string() +
+                                           " does not exist; create it or write the page "
+                                           "elsewhere")
+                             .error());
+  }
   auto prepared = session::prepareQuery(o.query);
   if (!prepared) return reportError(prepared.error());
   session::RunSettings settings;
   settings.concurrentProbes = o.concurrentProbes;
   settings.progress = !o.json || o.progress;
   if (!o.chromeTraceOut.empty()) settings.timeline = o.chromeTraceOut;
+  // The page shows the query's timeline: without --chrome-trace it goes to a temporary file.
+  std::optional<std::filesystem::path> scratch;
+  if (!o.htmlOut.empty() && !settings.timeline) {
+    auto dir = makeTempDir("argus-query-html");
+    if (!dir) return reportError(dir.error());
+    scratch = *dir;
+    settings.timeline = *dir / "timeline.json";
+  }
   auto run = session::runQuery(*prepared, settings);
+  std::optional<Error> htmlError;
+  if (run && !o.htmlOut.empty()) {
+    if (auto ok = report::writeHtml(run->report, settings.timeline, o.htmlOut); !ok)
+      htmlError = ok.error();
+    else
+      std::cerr << "argus: query: wrote " << o.htmlOut << "\n";
+  }
+  if (scratch) {
+    std::error_code ec;
+    std::filesystem::remove_all(*scratch, ec);
+  }
   if (!run) return reportError(run.error());
   if (o.json) {
     const auto document = report::toJson(run->report);
@@ -40,6 +74,7 @@ int runQuery(const QueryCommandOptions& o) {
   } else {
     std::cout << report::toText(run->report);
   }
+  if (htmlError) return reportError(*htmlError);  // after the report itself
   if (o.requireGpu && run->gpuSkipped > 0) {
     std::cerr << "argus: query: --require-gpu: " << run->gpuSkipped
               << " GPU collection(s) could not run on this machine\n";
@@ -68,6 +103,11 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
                  "caller that reads the JSON from stdout and shows progress (argus.mcp does)");
   verb->add_flag("--require-gpu", o->requireGpu,
                  "Exit with 2 when a GPU collection could not run on this machine");
+  verb->add_option("--html", o->htmlOut,
+                   "Also write the report as one self-contained HTML page (region tree with "
+                   "durations, attributed metrics, probe latencies, the timeline per SM and "
+                   "warp, each number's qualification and provenance), drawn by "
+                   "python/argus/html.py with python3 ($ARGUS_PYTHON)");
   verb->add_option("--chrome-trace", o->chromeTraceOut,
                    "Write the timeline of the query's collections (region traces, system traces "
                    "of every process) as Chrome/Perfetto JSON to this file");

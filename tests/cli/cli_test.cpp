@@ -450,6 +450,46 @@ TEST(CliQuery, WithoutAGpuBuildsVariantsAndSaysWhatItSkipped) {
   fs::remove_all(*dir);
 }
 
+TEST(CliQuery, HtmlWritesTheReportAsOnePageAndRefusesAMissingFolderFirst) {
+  auto dir = argus::makeTempDir("argus-cli-html");
+  ASSERT_TRUE(dir);
+  const fs::path page = *dir / "report.html";
+  std::vector<std::string> args{ARGUS_BIN,  "query",       "--program",   kGemmSpec,
+                                "--region", "mainloop",    "--signals",   "duration",
+                                "--html",   page.string(), "--workspace", (*dir / "ws").string()};
+  argus::ProcessOptions options;
+  options.timeout = std::chrono::seconds(600);
+  options.environment = {{"ARGUS_DEVICES", ""}};  // as on a machine without a GPU
+  auto r = argus::runProcess(args, options);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->exitCode, 0) << r->err;
+  EXPECT_NE(r->out.find("argus query: kernel tma_gemm"), std::string::npos) << "the text too";
+  EXPECT_NE(r->err.find("wrote " + page.string()), std::string::npos) << r->err;
+  auto html = argus::readFile(page);
+  ASSERT_TRUE(html) << html.error().text();
+  EXPECT_EQ(html->rfind("<!DOCTYPE html>", 0), 0u) << html->substr(0, 200);
+  EXPECT_NE(html->find("mainloop"), std::string::npos);
+  EXPECT_NE(html->find("not collected"), std::string::npos) << "says what did not run";
+  EXPECT_EQ(html->find("<script"), std::string::npos) << "no script at view time";
+
+  // A folder that does not exist is refused before the query runs; a renderer that cannot
+  // start is an error after the report, which is still printed.
+  args[9] = (*dir / "no" / "such" / "r.html").string();
+  auto missing = argus::runProcess(args, options);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->exitCode, 1);
+  EXPECT_NE(missing->err.find("does not exist"), std::string::npos) << missing->err;
+  EXPECT_EQ(missing->out, "");
+  args[9] = page.string();
+  options.environment.emplace_back("ARGUS_PYTHON", (*dir / "no-python").string());
+  auto noPython = argus::runProcess(args, options);
+  ASSERT_TRUE(noPython);
+  EXPECT_EQ(noPython->exitCode, 1);
+  EXPECT_NE(noPython->err.find("$ARGUS_PYTHON"), std::string::npos) << noPython->err;
+  EXPECT_NE(noPython->out.find("argus query: kernel tma_gemm"), std::string::npos);
+  fs::remove_all(*dir);
+}
+
 TEST(CliQuery, TritonWithoutAGpuPlansAndSaysTheDumpNeedsOne) {
   auto dir = argus::makeTempDir("argus-cli-triton-query");
   ASSERT_TRUE(dir);
