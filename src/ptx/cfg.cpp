@@ -13,11 +13,6 @@ bool isUnconditional(const Instruction& inst) {
   return !inst.guard.has_value();
 }
 
-/// Opcodes after which control never falls through when unguarded.
-bool endsFlow(const std::string& base) {
-  return base == "bra" || base == "brx" || base == "ret" || base == "exit" || base == "trap";
-}
-
 void addEdge(ControlFlowGraph& cfg, uint32_t from, uint32_t to) {
   auto& succ = cfg.blocks[from].successors;
   if (std::find(succ.begin(), succ.end(), to) != succ.end()) return;
@@ -26,6 +21,10 @@ void addEdge(ControlFlowGraph& cfg, uint32_t from, uint32_t to) {
 }
 
 }  // namespace
+
+bool endsFlow(std::string_view base) {
+  return base == "bra" || base == "brx" || base == "ret" || base == "exit" || base == "trap";
+}
 
 Result<ControlFlowGraph> buildControlFlowGraph(const Function& function,
                                                std::string_view fileName) {

@@ -135,10 +135,6 @@ struct Graph {
   std::vector<uint32_t> scopeDepth;            // by body index
 };
 
-bool endsFlow(const std::string& base) {
-  return base == "bra" || base == "brx" || base == "ret" || base == "exit" || base == "trap";
-}
-
 Graph buildGraph(const Function& f, const ControlFlowGraph& cfg) {
   Graph g;
   g.instrAt.assign(f.body.size(), UINT32_MAX);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "argus/ptx/ir.h"
@@ -27,6 +28,10 @@ struct ControlFlowGraph {
 
 /// Builds the CFG. Branch targets are resolved like PTX labels: innermost enclosing `{ }` scope
 /// first. Fails (with the branch's line) when a target label does not exist. [thread-safe]
+/// Whether control never falls through an unguarded instruction of this base opcode (`bra`,
+/// `brx`, `ret`, `exit`, `trap`): the opcodes that end a basic block's straight line.
+[[nodiscard]] bool endsFlow(std::string_view baseOpcode);
+
 [[nodiscard]] Result<ControlFlowGraph> buildControlFlowGraph(const Function& function,
                                                              std::string_view fileName);
 
