@@ -26,6 +26,7 @@ cd "$gpu_root"
 summary="$out/derived-summary.txt"
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>&1 | head -1)"
 start=$(date +%s)
 gpu_build derived-build.log argus argus_inject argus_cupti_sass
 say "built argus in $(($(date +%s) - start)) s"

@@ -39,6 +39,8 @@ std::vector<Command> addQueryCommands(CLI::App& app);
 std::vector<Command> addBuildCommands(CLI::App& app);
 /// `argus compare A B`
 std::vector<Command> addCompareCommands(CLI::App& app);
+/// `argus report REF`: a report the workspace kept, as text, JSON or HTML.
+std::vector<Command> addReportCommands(CLI::App& app);
 /// `argus pcmap TARGET`
 std::vector<Command> addPcmapCommands(CLI::App& app);
 

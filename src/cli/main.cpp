@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
        {argus::cli::addRegionsCommands, argus::cli::addPtxCommands, argus::cli::addRecipesCommands,
         argus::cli::addPlanCommands, argus::cli::addQueryCommands, argus::cli::addBuildCommands,
         argus::cli::addPcmapCommands, argus::cli::addWorkspaceCommands,
-        argus::cli::addTraceCommands, argus::cli::addCompareCommands})
+        argus::cli::addTraceCommands, argus::cli::addCompareCommands,
+        argus::cli::addReportCommands})
     for (auto& command : add(app)) commands.push_back(std::move(command));
 
   CLI11_PARSE(app, argc, argv);

@@ -5,10 +5,8 @@
 
 #include <filesystem>
 
-#include "argus/report/html.h"
 #include "argus/report/report.h"
 #include "argus/session/query.h"
-#include "argus/support/process.h"
 #include "commands.h"
 
 namespace argus::cli {
@@ -41,26 +39,8 @@ int runQuery(const QueryCommandOptions& o) {
   settings.concurrentProbes = o.concurrentProbes;
   settings.progress = !o.json || o.progress;
   if (!o.chromeTraceOut.empty()) settings.timeline = o.chromeTraceOut;
-  // The page shows the query's timeline: without --chrome-trace it goes to a temporary file.
-  std::optional<std::filesystem::path> scratch;
-  if (!o.htmlOut.empty() && !settings.timeline) {
-    auto dir = makeTempDir("argus-query-html");
-    if (!dir) return reportError(dir.error());
-    scratch = *dir;
-    settings.timeline = *dir / "timeline.json";
-  }
+  if (!o.htmlOut.empty()) settings.html = o.htmlOut;
   auto run = session::runQuery(*prepared, settings);
-  std::optional<Error> htmlError;
-  if (run && !o.htmlOut.empty()) {
-    if (auto ok = report::writeHtml(run->report, settings.timeline, o.htmlOut); !ok)
-      htmlError = ok.error();
-    else
-      std::cerr << "argus: query: wrote " << o.htmlOut << "\n";
-  }
-  if (scratch) {
-    std::error_code ec;
-    std::filesystem::remove_all(*scratch, ec);
-  }
   if (!run) return reportError(run.error());
   if (o.json) {
     const auto document = report::toJson(run->report);
@@ -74,7 +54,15 @@ int runQuery(const QueryCommandOptions& o) {
   } else {
     std::cout << report::toText(run->report);
   }
-  if (htmlError) return reportError(*htmlError);  // after the report itself
+  if (!run->reportArtifact.empty())
+    std::cerr << "argus: query: report kept as " << run->reportArtifact << " (`argus report "
+              << run->reportArtifact << " --workspace " << run->report.workspace
+              << "` shows it again; --html FILE draws it)\n";
+  else
+    std::cerr << "argus: query: the report was not kept in the workspace: " << run->reportNotKept
+              << "\n";
+  if (run->htmlError) return reportError(*run->htmlError);  // after the report itself
+  if (!o.htmlOut.empty()) std::cerr << "argus: query: wrote " << o.htmlOut << "\n";
   if (o.requireGpu && run->gpuSkipped > 0) {
     std::cerr << "argus: query: --require-gpu: " << run->gpuSkipped
               << " GPU collection(s) could not run on this machine\n";

@@ -16,6 +16,11 @@ namespace fs = std::filesystem;
 
 Result<void> writeHtml(const QueryReport& report, const std::optional<fs::path>& timeline,
                        const fs::path& out) {
+  return writeHtml(toJson(report), timeline, out);
+}
+
+Result<void> writeHtml(const Json& document, const std::optional<fs::path>& timeline,
+                       const fs::path& out) {
   auto refuse = [&](const std::string& why) {
     return fail("report", fmt::format("--html {}: {}", out.string(), why));
   };
@@ -35,7 +40,7 @@ Result<void> writeHtml(const QueryReport& report, const std::optional<fs::path>&
   if (const char* inherited = std::getenv("PYTHONPATH"); inherited != nullptr && *inherited)
     pythonPath += std::string(":") + inherited;
   options.environment = {{"PYTHONPATH", pythonPath}};
-  if (auto written = writeFile(json, toJson(report).dump()); !written) {
+  if (auto written = writeFile(json, document.dump()); !written) {
     fs::remove_all(*dir, ec);
     return std::unexpected(written.error());
   }

@@ -10,6 +10,7 @@
 
 #include "argus/program/build.h"
 #include "argus/program/program.h"
+#include "argus/report/html.h"
 #include "argus/report/timeline.h"
 #include "argus/runtime/observer.h"
 #include "argus/runtime/scheduler.h"
@@ -271,13 +272,36 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
   }
   if (!r.failures.empty()) r.runText = run->toText();
 
-  if (settings.timeline) {
-    // One timeline for the query: region traces and system traces (every process of the run).
+  // One timeline for the query: region traces and system traces (every process of the run),
+  // for --chrome-trace and for the HTML page (in the scratch folder when only the page asks).
+  std::optional<fs::path> timelineFile;
+  if (settings.timeline || settings.html) {
     const auto timeline = report::queryTimeline(collectionEvidence(*run, store));
-    if (!timeline["traceEvents"].empty()) (void)writeFile(*settings.timeline, timeline.dump());
+    const fs::path file = settings.timeline ? *settings.timeline : scratch / "timeline.json";
+    if (!settings.timeline) fs::create_directories(scratch, ec);
+    if (!timeline["traceEvents"].empty() && writeFile(file, timeline.dump())) timelineFile = file;
   }
   result.gpuSkipped = capabilities.needGpu.size();
   result.failed = !run->failures().empty();
+  // The report itself is kept with the program version, so that `argus report` can show it
+  // again (as text, JSON or HTML) without asking again. Not keeping it loses no result.
+  // Its text form beside it, named after it (`report-a57.txt`).
+  auto kept = ws->publishArtifact(
+      {"report", "report.json", r.scope, *baseVersion, report::toJson(r).dump()});
+  if (kept) {
+    auto text = ws->publishArtifact({"report_text", "report-" + kept->id.text() + ".txt", r.scope,
+                                     *baseVersion, report::toText(r)});
+    if (text)
+      result.reportArtifact = kept->id.text();
+    else
+      result.reportNotKept = text.error().text();
+  } else {
+    result.reportNotKept = kept.error().text();
+  }
+  if (settings.html)
+    if (auto ok = report::writeHtml(r, timelineFile, *settings.html); !ok)
+      result.htmlError = ok.error();
+  if (timelineFile && !settings.timeline) fs::remove(*timelineFile, ec);
   return result;
 }
 

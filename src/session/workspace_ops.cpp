@@ -2,10 +2,12 @@
 // user typed carry the component `cli`, as the verbs have always printed them.
 #include "argus/session/workspace_ops.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "argus/program/region_file.h"
 #include "argus/support/process.h"
@@ -257,6 +259,68 @@ Result<report::ForkOutcome> forkVersion(const ForkRequest& o) {
   auto id = w->addVersion(nv);
   if (!id) return std::unexpected(id.error());
   return report::ForkOutcome{*id, base, o.label};
+}
+
+Result<StoredReport> findReport(const std::string& workspace, const std::string& ref) {
+  auto w = openToRead(workspace);
+  if (!w) return std::unexpected(w.error());
+  auto versions = w->versions();
+  if (!versions) return std::unexpected(versions.error());
+  std::vector<ws::ArtifactRecord> reports, texts;
+  for (const auto& v : *versions) {
+    auto artifacts = w->artifactsOf(v.id);
+    if (!artifacts) return std::unexpected(artifacts.error());
+    for (const auto& a : *artifacts) {
+      if (a.kind == "report") reports.push_back(a);
+      if (a.kind == "report_text") texts.push_back(a);
+    }
+  }
+  auto newest = [](const ws::ArtifactRecord& a, const ws::ArtifactRecord& b) {
+    return a.id.value() < b.id.value();
+  };
+  const ws::ArtifactRecord* chosen = nullptr;
+  std::string wanted = "a report";
+  if (ref == "last") {
+    if (!reports.empty()) chosen = &*std::max_element(reports.begin(), reports.end(), newest);
+  } else {
+    auto parsed = ws::parseObjectRef(ref);
+    if (!parsed ||
+        (parsed->kind != ws::ObjectKind::artifact && parsed->kind != ws::ObjectKind::version))
+      return fail("report", fmt::format("`{}`: give a report artifact (a57), a program version "
+                                        "(v3: its latest report) or `last`",
+                                        ref));
+    for (const auto& a : reports) {
+      const bool match = parsed->kind == ws::ObjectKind::artifact
+                             ? a.id.value() == parsed->value
+                             : a.version && a.version->value() == parsed->value;
+      if (match && (chosen == nullptr || newest(*chosen, a))) chosen = &a;
+    }
+    wanted = parsed->kind == ws::ObjectKind::artifact ? fmt::format("report {}", ref)
+                                                      : fmt::format("a report of {}", ref);
+  }
+  if (chosen == nullptr) {
+    std::vector<std::string> have;
+    for (const auto& a : reports)
+      have.push_back(fmt::format("{} ({})", a.id.text(), a.version ? a.version->text() : "-"));
+    return fail("report", fmt::format("{} holds no {}; {}", workspace, wanted,
+                                      have.empty() ? "it holds none: `argus query` keeps each "
+                                                     "report it prints"
+                                                   : "its reports: " +
+                                                         fmt::format("{}", fmt::join(have, ", "))));
+  }
+  StoredReport out;
+  out.id = chosen->id.text();
+  out.version = chosen->version ? chosen->version->text() : "";
+  auto json = w->readArtifact(chosen->id);
+  if (!json) return std::unexpected(json.error());
+  out.json = std::move(*json);
+  for (const auto& t : texts)
+    if (t.name == "report-" + out.id + ".txt") {
+      auto text = w->readArtifact(t.id);
+      if (!text) return std::unexpected(text.error());
+      out.text = std::move(*text);
+    }
+  return out;
 }
 
 }  // namespace argus::session

@@ -450,7 +450,7 @@ TEST(CliQuery, WithoutAGpuBuildsVariantsAndSaysWhatItSkipped) {
   fs::remove_all(*dir);
 }
 
-TEST(CliQuery, HtmlWritesTheReportAsOnePageAndRefusesAMissingFolderFirst) {
+TEST(CliQuery, HtmlPageAndTheReportTheWorkspaceKeeps) {
   auto dir = argus::makeTempDir("argus-cli-html");
   ASSERT_TRUE(dir);
   const fs::path page = *dir / "report.html";
@@ -471,6 +471,27 @@ TEST(CliQuery, HtmlWritesTheReportAsOnePageAndRefusesAMissingFolderFirst) {
   EXPECT_NE(html->find("mainloop"), std::string::npos);
   EXPECT_NE(html->find("not collected"), std::string::npos) << "says what did not run";
   EXPECT_EQ(html->find("<script"), std::string::npos) << "no script at view time";
+
+  // The workspace kept the report: `argus report` shows it again as the query printed it, as
+  // JSON, or as the page, and names what it holds when asked for something else.
+  EXPECT_NE(r->err.find("report kept as a"), std::string::npos) << r->err;
+  const std::string ws = (*dir / "ws").string();
+  auto again = argus({"report", "last", "--workspace", ws});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(again.out, r->out);
+  auto json = argus({"report", "v1", "--workspace", ws, "--json"});
+  ASSERT_EQ(json.exitCode, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["schema"], "argus.report/1");
+  const fs::path page2 = *dir / "again.html";
+  auto drawn = argus({"report", "--workspace", ws, "--html", page2.string()});
+  ASSERT_EQ(drawn.exitCode, 0) << drawn.err;
+  EXPECT_EQ(argus::readFile(page2).value_or(""), *html) << "the same page";
+  auto none = argus({"report", "a1", "--workspace", ws});
+  EXPECT_EQ(none.exitCode, 1);
+  EXPECT_NE(none.err.find("holds no report a1; its reports: a"), std::string::npos) << none.err;
+  auto bad = argus({"report", "t3", "--workspace", ws});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("give a report artifact"), std::string::npos) << bad.err;
 
   // A folder that does not exist is refused before the query runs; a renderer that cannot
   // start is an error after the report, which is still printed.

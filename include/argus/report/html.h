@@ -20,5 +20,9 @@ namespace argus::report {
 [[nodiscard]] Result<void> writeHtml(const QueryReport& report,
                                      const std::optional<std::filesystem::path>& timeline,
                                      const std::filesystem::path& out);
+/// The same from a report's argus.report/1 JSON (a report the workspace kept).
+[[nodiscard]] Result<void> writeHtml(const Json& document,
+                                     const std::optional<std::filesystem::path>& timeline,
+                                     const std::filesystem::path& out);
 
 }  // namespace argus::report

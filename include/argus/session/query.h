@@ -51,6 +51,9 @@ struct RunSettings {
   bool progress = true;  ///< Progress lines on stderr while tasks run.
   /// Where to write the timeline of the query's collections (Chrome/Perfetto JSON); none: no file.
   std::optional<std::filesystem::path> timeline{};
+  /// Where to write the report as one HTML page with the timeline (report::writeHtml); none: no
+  /// page.
+  std::optional<std::filesystem::path> html{};
 };
 
 /// A finished query.
@@ -58,6 +61,12 @@ struct QueryRun {
   report::QueryReport report;
   std::size_t gpuSkipped = 0;  ///< GPU collections this machine could not run.
   bool failed = false;         ///< Some task that ran failed.
+  /// The artifact the report was kept as in the workspace (`a57`, kind `report`: `argus report`
+  /// reads it back), or empty with `reportNotKept` saying why.
+  std::string reportArtifact;
+  std::string reportNotKept;
+  /// Why the HTML page (RunSettings::html) could not be written; the report itself stands.
+  std::optional<Error> htmlError;
 };
 
 /// Runs a prepared query: registers the adapters' executors, takes out of the plan what this

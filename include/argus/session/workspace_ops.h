@@ -53,4 +53,17 @@ struct ForkRequest {
 /// A new program version with `version`'s files and the request's replacements.
 [[nodiscard]] Result<report::ForkOutcome> forkVersion(const ForkRequest& request);
 
+/// A query's report as the workspace kept it (`argus report`): its JSON (argus.report/1) and
+/// the text the query printed.
+struct StoredReport {
+  std::string id;       ///< The report artifact (`a57`).
+  std::string version;  ///< The program version it belongs to (`v3`).
+  std::string json;
+  std::string text;
+};
+
+/// The report `ref` names: a report artifact (`a57`), the latest report of a program version
+/// (`v3`), or `last`, the workspace's latest. The error says what exists instead.
+[[nodiscard]] Result<StoredReport> findReport(const std::string& workspace, const std::string& ref);
+
 }  // namespace argus::session
