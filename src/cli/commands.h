@@ -53,4 +53,9 @@ std::vector<Command> addTraceCommands(CLI::App& app);
 /// Prints "argus: component: message" to stderr and returns the exit code for errors (1).
 int reportError(const Error& error);
 
+/// An output file's folder must exist (checked before work that may take minutes); the error
+/// names the flag, the file and the folder. An empty `file` is no output.
+[[nodiscard]] Result<void> checkOutputFolder(const std::string& component, const std::string& flag,
+                                             const std::string& file);
+
 }  // namespace argus::cli

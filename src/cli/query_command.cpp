@@ -23,16 +23,10 @@ struct QueryCommandOptions {
 };
 
 int runQuery(const QueryCommandOptions& o) {
-  if (!o.htmlOut.empty()) {  // before a query that may run for minutes
-    const std::filesystem::path folder =
-        std::filesystem::absolute(std::filesystem::path(o.htmlOut)).parent_path();
-    std::error_code ec;
-    if (!std::filesystem::is_directory(folder, ec))
-      return reportError(fail("query", "--html " + o.htmlOut + ": folder " + folder.string() +
-                                           " does not exist; create it or write the page "
-                                           "elsewhere")
-                             .error());
-  }
+  // Before a query that may run for minutes.
+  for (const auto& [flag, file] :
+       {std::pair{"--html", &o.htmlOut}, std::pair{"--chrome-trace", &o.chromeTraceOut}})
+    if (auto ok = checkOutputFolder("query", flag, *file); !ok) return reportError(ok.error());
   auto prepared = session::prepareQuery(o.query);
   if (!prepared) return reportError(prepared.error());
   session::RunSettings settings;

@@ -19,15 +19,8 @@ struct ReportOptions {
 };
 
 int runReport(const ReportOptions& o) {
-  if (!o.htmlOut.empty()) {
-    const auto folder = std::filesystem::absolute(std::filesystem::path(o.htmlOut)).parent_path();
-    std::error_code ec;
-    if (!std::filesystem::is_directory(folder, ec))
-      return reportError(fail("report", "--html " + o.htmlOut + ": folder " + folder.string() +
-                                            " does not exist; create it or write the page "
-                                            "elsewhere")
-                             .error());
-  }
+  if (auto ok = checkOutputFolder("report", "--html", o.htmlOut); !ok)
+    return reportError(ok.error());
   auto stored = session::findReport(o.workspace, o.ref);
   if (!stored) return reportError(stored.error());
   const auto document = report::Json::parse(stored->json, nullptr, false);
