@@ -501,6 +501,11 @@ TEST(CliQuery, HtmlPageAndTheReportTheWorkspaceKeeps) {
   EXPECT_EQ(missing->exitCode, 1);
   EXPECT_NE(missing->err.find("does not exist"), std::string::npos) << missing->err;
   EXPECT_EQ(missing->out, "");
+  auto trace = argus({"query", "--program", kGemmSpec, "--signals", "duration", "--chrome-trace",
+                      (*dir / "no" / "t.json").string()});
+  EXPECT_EQ(trace.exitCode, 1);
+  EXPECT_NE(trace.err.find("--chrome-trace"), std::string::npos) << trace.err;
+  EXPECT_NE(trace.err.find("does not exist"), std::string::npos) << trace.err;
   args[9] = page.string();
   options.environment.emplace_back("ARGUS_PYTHON", (*dir / "no-python").string());
   auto noPython = argus::runProcess(args, options);
