@@ -149,11 +149,8 @@ TEST(ForcedWait, DerivedRegionsOfAnUneditedCutlassKernelSelectTheKLoopTrip) {
   // CUTLASS example 54 as its own sources compile (tests/data/ptx/README.md), regions derived
   // from loops and ops: the producer's TMA loads sit in the derived `tma_load` region, whose
   // begin carries the K loop's trip counter. Without it the pass had no iteration to select.
-  ptx::Module module = loadModule(dataDir() / "ptx" / "cutlass_54_fp8_gemm.ptx");
+  ptx::Module module = loadDerived("cutlass_54_fp8_gemm.ptx", "loops,ops");
   ASSERT_FALSE(HasFailure());
-  auto defs = ptx::definitionsFromList("loops,ops");
-  ASSERT_TRUE(defs.has_value());
-  ASSERT_TRUE(ptx::deriveRegions(module, *defs));
   auto reparsed = ptx::parseModule(ptx::printModule(module), module.fileName);
   ASSERT_TRUE(reparsed.has_value()) << reparsed.error().text();
   auto sites = analysis::discoverAsyncOps(*reparsed, "", "");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "argus/passes/transforms.h"
+#include "argus/ptx/derive.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/sass/pcmap.h"
@@ -44,6 +45,18 @@ inline ptx::Module loadModule(const fs::path& path) {
   auto module = ptx::parseModule(*text, path.filename().string());
   EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().text());
   return module ? *module : ptx::Module{};
+}
+
+/// A tests/data/ptx fixture with regions derived from a `--derive` list (failures are test
+/// failures: check HasFailure()).
+inline ptx::Module loadDerived(const std::string& fixture, const std::string& derive) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / fixture);
+  auto defs = ptx::definitionsFromList(derive);
+  EXPECT_TRUE(defs.has_value()) << (defs ? "" : defs.error().text());
+  if (!defs) return module;
+  auto placed = ptx::deriveRegions(module, *defs);
+  EXPECT_TRUE(placed.has_value()) << (placed ? "" : placed.error().text());
+  return module;
 }
 
 /// Assembles PTX text; returns the cubin path or an error text (empty optional + message).

@@ -220,11 +220,8 @@ TEST_P(DerivedTraceLowering, PackageKernelWithDerivedRegions) {
 // the H200 that cost CUTLASS example 54 +48 % when records sat between the stage's WGMMAs. A
 // derived `wgmma` region is the whole stage, so its records stay outside it.
 TEST(DerivedTraceLowering, AWgmmaRegionKeepsTheStagePipelined) {
-  ptx::Module traced = loadModule(dataDir() / "ptx" / "cutlass_54_fp8_gemm.ptx");
+  ptx::Module traced = loadDerived("cutlass_54_fp8_gemm.ptx", "loops,ops");
   ASSERT_FALSE(HasFailure());
-  auto defs = ptx::definitionsFromList("loops,ops");
-  ASSERT_TRUE(defs.has_value());
-  ASSERT_TRUE(ptx::deriveRegions(traced, *defs));
   auto result = applyTransforms(traced, {"lower_markers_to_trace"}, optionsFor(""));
   ASSERT_TRUE(result.has_value()) << result.error().text();
   auto ptxas = findTool("ptxas");
