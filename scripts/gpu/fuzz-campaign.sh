@@ -21,6 +21,8 @@ fi
 source "$root/scripts/gpu/lib.sh"
 gpu_setup
 nproc >"$out/cores.txt"
+# The binaries were built in another tree: their seed workspace and fixtures are this one's.
+export ARGUS_FUZZ_WORKSPACE="$root/tests/data/workspace" ARGUS_FUZZ_DATA="$root/tests/data"
 status=0
 for spec in "$@"; do
   t="${spec%%:*}"

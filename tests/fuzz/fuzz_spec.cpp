@@ -47,7 +47,16 @@ const fs::path& scratch() {
 /// The kernel region files are derived on: nested loops, a call, a barrier, global memory.
 const argus::ptx::Module& kernel() {
   static const argus::ptx::Module module = [] {
-    std::ifstream in(fs::path(ARGUS_FUZZ_DATA_DIR) / "ptx" / "derive_loops.ptx");
+    // ARGUS_FUZZ_DATA names tests/data where the tree is not where it was built (a lent machine).
+    const char* env = std::getenv("ARGUS_FUZZ_DATA");
+    const fs::path file =
+        fs::path(env != nullptr ? env : ARGUS_FUZZ_DATA_DIR) / "ptx" / "derive_loops.ptx";
+    std::ifstream in(file);
+    if (!in) {
+      std::fprintf(stderr, "fuzz_spec: no %s (set ARGUS_FUZZ_DATA to the tree's tests/data)\n",
+                   file.c_str());
+      std::abort();
+    }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto parsed = argus::ptx::parseModule(text, "derive_loops.ptx");
     if (!parsed) {
