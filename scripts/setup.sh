@@ -86,6 +86,16 @@ if [ ! -d "$cutlass_source/include/cutlass" ]; then
   exit 1
 fi
 ln -sfn "$cutlass_source" "$venv/cutlass"
+# Triton kernels of PyPI packages for examples/triton_packages: liger-kernel's and geak-eval's
+# (TritonBench-G) kernel files, without dependencies (they run where torch and Triton are, the
+# GPU machine; geak-eval pins an older Triton and tools the kernels do not use).
+triton_wheels="liger-kernel==0.8.5 geak-eval==0.1.5"
+if [ "$(cat "$venv/.argus-triton-packages" 2>/dev/null)" != "$triton_wheels" ]; then
+  say "installing $triton_wheels (their Triton kernels; without dependencies)"
+  # shellcheck disable=SC2086 # two requirement words
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps $triton_wheels
+  echo "$triton_wheels" >"$venv/.argus-triton-packages"
+fi
 
 # The Python client (python/argus), editable, so `import argus` in the venv drives this checkout.
 # Installed while the build runs: pip mostly waits on the network (fetching setuptools for the

@@ -48,7 +48,10 @@ for round in $(seq 1 "${ROUNDS:-10}"); do
     [ "$variant" = full_trace ] && exe="$traced_exe"
     dir="$out/runs/$variant-$round"
     rm -rf "$dir" && mkdir -p "$dir"
-    CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$dir" ARGUS_TRACE_MAX_FILES=1 \
+    # A Triton program compiles its kernel at launch: into a cache of the variant's own, where
+    # its cubin is found below.
+    TRITON_CACHE_DIR="$out/$variant/triton-cache" \
+      CUDA_INJECTION64_PATH="$inject" ARGUS_TRACE_DIR="$dir" ARGUS_TRACE_MAX_FILES=1 \
       ARGUS_TRACE_CAPACITY="${CAPACITY:-1024}" \
       "$exe" "$@" >"$dir/stdout.txt" 2>"$dir/stderr.txt" || {
       echo "real_paired: $variant round $round exited $? (see $dir/stderr.txt)" >&2
@@ -56,7 +59,11 @@ for round in $(seq 1 "${ROUNDS:-10}"); do
     }
   done
 done
-free_cubin="$(ls "$out"/trace_free/*.cubin | head -1)"
-traced_cubin="$(ls "$out"/full_trace/*.cubin | head -1)"
+# nvcc's cubin beside the executable, or the one Triton compiled into the variant's cache.
+cubin_of() {
+  { ls "$out/$1"/*.cubin; find "$out/$1/triton-cache" -name "$kernel.cubin"; } 2>/dev/null | head -1
+}
+free_cubin="$(cubin_of trace_free)"
+traced_cubin="$(cubin_of full_trace)"
 python3 "$here/real_paired.py" --kernel "$kernel" ${RESULT_GREP:+--result-grep "$RESULT_GREP"} \
   --sass "$free_cubin" "$traced_cubin" "$out/runs" | tee "$out/real_paired.txt"

@@ -18,6 +18,7 @@ struct RegionsOptions {
   std::string derive;
   std::string regionsFile;
   std::string ptxOut;
+  std::string kernel;
   bool json = false;
 };
 
@@ -26,7 +27,8 @@ int runRegions(const RegionsOptions& o) {
                                 .arch = o.arch,
                                 .nvccFlags = o.nvccFlags,
                                 .derive = {o.derive, o.regionsFile},
-                                .ptxOut = o.ptxOut});
+                                .ptxOut = o.ptxOut,
+                                .kernel = o.kernel});
   if (!tree) return reportError(tree.error());
   if (o.json) {
     std::cout << report::regionsJson(*tree).dump(2) << "\n";
@@ -63,6 +65,10 @@ std::vector<Command> addRegionsCommands(CLI::App& app) {
   verb->add_option("--ptx-out", o->ptxOut,
                    "Write the PTX the tree comes from, with the derived regions' markers, to this "
                    "file (for `argus ptx discover`, `ptx cfg`, or reading)");
+  verb->add_option("--kernel", o->kernel,
+                   "The Triton kernel whose regions a Triton spec derives (default: the spec's "
+                   "only kernel). Its PTX comes from one run of the spec's script with Triton's "
+                   "dump knobs, so this needs a GPU");
   verb->add_flag("--json", o->json, "Machine-readable output (schema argus.regions/1)");
   return {Command{verb, [o] { return runRegions(*o); }}};
 }

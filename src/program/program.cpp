@@ -486,7 +486,7 @@ Result<ProgramSpec> loadProgramSpec(const fs::path& specFile) {
 
 Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch,
                                  const std::vector<std::string>& extraFlags,
-                                 const DeriveRequest& derive) {
+                                 const DeriveRequest& derive, const std::string& kernel) {
   std::error_code ec;
   if (!fs::exists(target, ec))
     return fail("program", fmt::format("`{}` does not exist", target.string()));
@@ -512,6 +512,8 @@ Result<ProgramPtx> loadTargetPtx(const fs::path& target, const std::string& arch
   if (ext == ".yaml" || ext == ".yml") {
     auto spec = loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
+    if (spec->language == "triton" && derivesRegions(*spec, derive))
+      return tritonDerivedPtx(*spec, kernel, derive);
     auto text = frontEndPtx(*spec, extraFlags, derive);
     if (!text) return std::unexpected(text.error());
     // The program version covers the spec and every file it names.

@@ -1,6 +1,9 @@
 #include "argus/program/triton.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -12,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "argus/program/region_file.h"
 #include "argus/ptx/parser.h"
 #include "argus/support/process.h"
 #include "argus/ttgir/regions.h"
@@ -329,6 +333,10 @@ Result<std::string> tritonProgramVersion(const ProgramSpec& spec) {
 
 Result<void> checkDumpedRegions(const ProgramSpec& spec, const std::string& kernel,
                                 const std::string& ptx) {
+  const bool declares =
+      tritonKernelIr(spec) ||
+      std::ranges::any_of(spec.kernels, [](const KernelSpec& k) { return !k.regions.empty(); });
+  if (!declares) return {};
   auto declared = tritonPlanningRegions(spec);
   if (!declared) return std::unexpected(declared.error());
   auto module = ptx::parseModule(ptx, kernel + ".ptx");
@@ -352,6 +360,56 @@ Result<void> checkDumpedRegions(const ProgramSpec& spec, const std::string& kern
                               "markers in the kernel) so they agree",
                               spec.file.string(), p, kernel, fmt::join(have, ", ")));
   return {};
+}
+
+bool derivesRegions(const ProgramSpec& spec, const DeriveRequest& derive) {
+  return !spec.derive.empty() || !derive.empty();
+}
+
+Result<std::string> deriveIntoDump(const ProgramSpec& spec, const std::string& kernel,
+                                   std::string ptx, const DeriveRequest& derive) {
+  return derivePtx(std::move(ptx), kernel + ".ptx", {spec.derive, derive});
+}
+
+Result<ProgramPtx> tritonDerivedPtx(const ProgramSpec& spec, std::string kernel,
+                                    const DeriveRequest& derive) {
+  if (kernel.empty()) {
+    if (spec.kernels.size() != 1)
+      return fail("triton", fmt::format("{}: deriving regions of a Triton program needs the "
+                                        "kernel: name it with --kernel (the spec lists {} "
+                                        "kernels)",
+                                        spec.file.string(), spec.kernels.size()));
+    kernel = spec.kernels.front().name;
+  }
+  std::error_code ec;
+  static std::atomic<unsigned> counter{0};
+  const fs::path workDir =
+      fs::temp_directory_path(ec) / fmt::format("argus-triton-derive-{}-{}", ::getpid(), counter++);
+  struct Remove {
+    fs::path dir;
+    ~Remove() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove{workDir};
+  auto dump = dumpTritonKernel(spec, kernel, workDir);
+  if (!dump)
+    return fail("triton",
+                fmt::format("deriving regions of Triton kernel `{}` needs its PTX, which "
+                            "Triton makes when {} launches it on a GPU; without one, "
+                            "derive on a dumped PTX (TRITON_KERNEL_DUMP=1 writes it): "
+                            "`argus regions KERNEL.ptx --derive ...`\n{}",
+                            kernel, spec.script.filename().string(), dump.error().message));
+  auto text = deriveIntoDump(spec, kernel, std::move(dump->ptx), derive);
+  if (!text) return std::unexpected(text.error());
+  auto version = tritonProgramVersion(spec);
+  if (!version) return std::unexpected(version.error());
+  auto own = deriveMaterial(spec.derive);
+  if (!own) return std::unexpected(own.error());
+  auto extra = deriveMaterial(derive);
+  if (!extra) return std::unexpected(extra.error());
+  return ProgramPtx{std::move(*text), kernel + ".ptx",
+                    workspace::hashBytes(*version + '\0' + *own + *extra).hex()};
 }
 
 }  // namespace argus::program

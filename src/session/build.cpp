@@ -53,13 +53,17 @@ Result<BuiltVariant> buildVariant(const BuildRequest& o) {
     if (!dumped) return std::unexpected(dumped.error());
     dump = std::move(*dumped);
   }
-  if (!o.derive.empty() && (triton || !o.ptx.empty()))
-    return std::unexpected(Error{
-        "build", fmt::format("--derive and --regions-file place regions into the front end's PTX "
-                             "of a CUDA C++ program; {} (derive into the PTX first: `argus "
-                             "regions SPEC --derive ... --ptx-out F`, then --ptx F)",
-                             triton ? "a Triton program's PTX comes from its script"
-                                    : "--ptx gives the PTX itself")});
+  if (!o.derive.empty() && !o.ptx.empty())
+    return std::unexpected(
+        Error{"build",
+              "--derive and --regions-file place regions into the program's PTX; --ptx gives "
+              "the PTX itself (derive into it first: `argus regions SPEC --derive ... "
+              "--ptx-out F`, then --ptx F)"});
+  if (triton && o.ptx.empty() && program::derivesRegions(*spec, o.derive)) {
+    auto derived = program::deriveIntoDump(*spec, kernel, std::move(dump->ptx), o.derive);
+    if (!derived) return std::unexpected(derived.error());
+    dump->ptx = std::move(*derived);
+  }
   Result<std::string> ptxText = !o.ptx.empty() ? readFile(o.ptx)
                                 : triton       ? Result<std::string>(dump->ptx)
                                                : program::frontEndPtx(*spec, {}, o.derive);

@@ -50,8 +50,8 @@ Result<report::RegionTree> regions(const RegionsRequest& request) {
     if (!analysis) return std::unexpected(analysis.error());
     return report::RegionTree{request.target, "ttgir", std::move(*analysis)};
   }
-  auto source =
-      program::loadTargetPtx(request.target, request.arch, request.nvccFlags, request.derive);
+  auto source = program::loadTargetPtx(request.target, request.arch, request.nvccFlags,
+                                       request.derive, request.kernel);
   if (!source) return std::unexpected(source.error());
   if (!request.ptxOut.empty())
     if (auto ok = writeFile(request.ptxOut, source->text); !ok) return std::unexpected(ok.error());

@@ -2,6 +2,7 @@
 // plan (argus/session/query.h).
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -59,22 +60,19 @@ Result<query::Query> buildQuery(const QueryRequest& o) {
 
 /// What the planner needs of a target. A Triton program's PTX exists only after a GPU run, so
 /// its region tree comes from the spec (or a TTGIR it lists) and the plan's first task dumps
-/// the PTX; other targets are planned from their PTX.
+/// the PTX; one that derives regions is planned from its dumped PTX (a run of its script here),
+/// since derived regions exist only there. Other targets are planned from their PTX.
 Result<planner::ProgramContext> programContext(const std::string& target,
-                                               const program::DeriveRequest& derive) {
+                                               const program::DeriveRequest& derive,
+                                               const std::string& kernel) {
   const auto ext = std::filesystem::path(target).extension();
   unsigned gpus = 1;
   std::map<std::string, std::array<uint32_t, 3>> blocks;
+  std::string language = "cuda";
   if (ext == ".yaml" || ext == ".yml") {
     auto spec = program::loadProgramSpec(target);
     if (!spec) return std::unexpected(spec.error());
-    if (spec->language == "triton") {
-      if (!derive.empty() || !spec->derive.empty())
-        return fail("query", fmt::format("{}: derived regions (--derive, --regions-file, the "
-                                         "spec's `regions`/`derive`) are for CUDA C++ programs "
-                                         "so far; for a Triton kernel derive them on its dumped "
-                                         "PTX with `argus regions KERNEL.ptx --derive ...`",
-                                         target));
+    if (spec->language == "triton" && !program::derivesRegions(*spec, derive)) {
       auto regions = program::tritonPlanningRegions(*spec);
       if (!regions) return std::unexpected(regions.error());
       auto version = program::tritonProgramVersion(*spec);
@@ -84,16 +82,22 @@ Result<planner::ProgramContext> programContext(const std::string& target,
       context.blocks = program::blockShapes(*spec);  // as `argus build` gives the trace pass
       return context;
     }
+    language = spec->language;
+    if (language == "triton")
+      std::fprintf(stderr,
+                   "argus: running %s once to dump the Triton kernel's PTX, where its "
+                   "regions are derived...\n",
+                   spec->script.filename().c_str());
     gpus = spec->run.gpus;
     blocks = program::blockShapes(*spec);
   }
-  auto source = program::loadTargetPtx(target, "sm_90a", {}, derive);
+  auto source = program::loadTargetPtx(target, "sm_90a", {}, derive, kernel);
   if (!source) return std::unexpected(source.error());
   auto module = ptx::parseModule(source->text, source->displayName);
   if (!module) return std::unexpected(module.error());
   auto regions = ptx::analyzeRegions(*module);
   if (!regions) return std::unexpected(regions.error());
-  planner::ProgramContext context{target, source->version, std::move(*regions)};
+  planner::ProgramContext context{target, source->version, std::move(*regions), language};
   context.gpus = gpus;
   if (!derive.empty()) {
     // The PTX task derives the same regions; their material is part of its memo key.
@@ -153,7 +157,7 @@ Result<PreparedQuery> prepareQuery(const QueryRequest& request) {
   const program::DeriveRequest derive{q->derive, q->regionsFile.empty()
                                                      ? std::filesystem::path()
                                                      : std::filesystem::absolute(q->regionsFile)};
-  auto context = programContext(q->program, derive);
+  auto context = programContext(q->program, derive, q->kernel);
   if (!context) return std::unexpected(context.error());
   auto plan = planner::planQuery(*q, *catalog, *context);
   if (!plan) return std::unexpected(plan.error());

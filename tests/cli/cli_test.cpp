@@ -330,6 +330,70 @@ TEST(CliPlan, TritonTraceVariantsGetTheSpecsBlockShapes) {
   EXPECT_TRUE(found) << r.out;
 }
 
+// A Triton program that derives regions is planned from its dumped PTX: planning runs the script
+// once with Triton's dump knobs. No GPU here, so the spec's `python` is a stand-in for Triton's
+// dump knob: it writes the PTX Triton 3.6 compiled of liger-kernel's unmodified cross-entropy
+// kernel (tests/data/ptx/triton_pkg_liger_kernel_cross_entropy_fwd.ptx, make_package_fixtures.py)
+// where TRITON_DUMP_DIR says, as Triton does (<dir>/<source hash>/<kernel>.ptx).
+TEST(CliPlan, TritonDerivedRegionsArePlannedFromTheDumpedPtx) {
+  auto dir = argus::makeTempDir("argus-cli-triton-derive");
+  ASSERT_TRUE(dir);
+  const fs::path fixture = kData / "ptx" / "triton_pkg_liger_kernel_cross_entropy_fwd.ptx";
+  ASSERT_TRUE(argus::writeFile(*dir / "run.py", "# launches the kernel\n"));
+  ASSERT_TRUE(argus::writeFile(
+      *dir / "python",
+      fmt::format("#!/bin/sh\n[ -n \"$TRITON_DUMP_DIR\" ] || {{ echo 3.6.0; exit 0; }}\n"
+                  "mkdir -p \"$TRITON_DUMP_DIR/c0ffee\"\n"
+                  "cp '{}' \"$TRITON_DUMP_DIR/c0ffee/liger_cross_entropy_kernel.ptx\"\n"
+                  "echo PASS\n",
+                  fixture.string())));
+  fs::permissions(*dir / "python", fs::perms::owner_all);
+  ASSERT_TRUE(argus::writeFile(*dir / "argus.yaml",
+                               fmt::format("name: liger_ce\nlanguage: triton\nscript: run.py\n"
+                                           "python: {}\nkernels:\n"
+                                           "  - name: liger_cross_entropy_kernel\n",
+                                           (*dir / "python").string())));
+  const std::string spec = (*dir / "argus.yaml").string();
+  auto regions = argus({"regions", spec, "--derive", "loops"});
+  EXPECT_EQ(regions.exitCode, 0) << regions.err;
+  EXPECT_NE(regions.out.find("loop_cross_entropy_151"), std::string::npos) << regions.out;
+  auto r = argus({"plan", "--program", spec, "--derive", "loops", "--region",
+                  "loop_cross_entropy_151", "--signals", "duration", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("once to dump the Triton kernel's PTX"), std::string::npos) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  bool dump = false;
+  for (const auto& task : doc["plan"]["tasks"]) {
+    if (task["id"] != "ptx") continue;
+    dump = true;
+    EXPECT_EQ(task["executor"], "triton_dump") << task.dump();
+    EXPECT_EQ(task["config"]["derive"], "loops") << task.dump();  // the dump derives them too
+  }
+  EXPECT_TRUE(dump) << r.out;
+  // Without the derivation the spec has no region tree to plan with, and says what to give.
+  auto plain = argus(
+      {"plan", "--program", spec, "--region", "loop_cross_entropy_151", "--signals", "duration"});
+  EXPECT_NE(plain.exitCode, 0);
+  EXPECT_NE(plain.err.find("kernels"), std::string::npos) << plain.err;
+  fs::remove_all(*dir);
+}
+
+// On a machine without a GPU the package kernels' scripts exit with their skip code, so there is
+// no PTX to derive into; the error says how to derive on a dumped one instead.
+TEST(CliRegions, ATritonSpecThatDerivesNeedsTheGpuRunOrADumpedPtx) {
+  const std::string spec =
+      std::string(ARGUS_SOURCE_DIR) + "/examples/triton_packages/liger_cross_entropy/argus.yaml";
+  argus::ProcessOptions options;
+  options.timeout = std::chrono::seconds(120);
+  options.environment = {{"CUDA_VISIBLE_DEVICES", ""}};  // no GPU, even where there is one
+  auto r = argus::runProcess({ARGUS_BIN, "regions", spec, "--derive", "loops"}, options);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->exitCode, 0);
+  EXPECT_NE(r->err.find("liger_cross_entropy_kernel"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find("argus regions KERNEL.ptx --derive"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find("exit 77"), std::string::npos) << r->err;
+}
+
 // A misspelt pass option is an error naming the options, before anything is compiled.
 TEST(CliBuild, RefusesAnUnknownPassOption) {
   auto r = argus({"build", "--program", kGemmSpec, "--variant", "full_trace", "--pass-option",

@@ -87,11 +87,14 @@ struct ProgramPtx {
 /// A target as the CLI accepts it: a spec (`.yaml`), a CUDA source (`.cu`, compiled with
 /// Argus's include directory) or PTX (`.ptx`). `.cu` and specs run nvcc -ptx -lineinfo.
 /// `derive` adds regions derived into the PTX (after a spec's own `regions`/`derive`), and is
-/// part of the version.
+/// part of the version. A Triton spec that derives regions gives its `kernel`'s dumped PTX with
+/// them (tritonDerivedPtx: one run of its script, on a GPU); without derived regions a Triton
+/// spec has no PTX before a GPU run and the error says what to give instead.
 [[nodiscard]] Result<ProgramPtx> loadTargetPtx(const std::filesystem::path& target,
                                                const std::string& arch = "sm_90a",
                                                const std::vector<std::string>& extraFlags = {},
-                                               const DeriveRequest& derive = {});
+                                               const DeriveRequest& derive = {},
+                                               const std::string& kernel = {});
 
 /// The kernel named `name` (mangled or demangled; empty = the only kernel). The error lists the
 /// kernels that exist.

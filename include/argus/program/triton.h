@@ -84,8 +84,26 @@ struct TritonKernelDump {
 [[nodiscard]] Result<std::string> tritonProgramVersion(const ProgramSpec& spec);
 
 /// Checks a dumped PTX against the regions the spec declared for `kernel`: every declared path
-/// must exist in the PTX's region tree. The error lists both trees. [thread-safe]
+/// must exist in the PTX's region tree. The error lists both trees; a spec that declares none
+/// (its regions are derived) passes. [thread-safe]
 [[nodiscard]] Result<void> checkDumpedRegions(const ProgramSpec& spec, const std::string& kernel,
                                               const std::string& ptx);
+
+/// Whether the spec or the request derives regions (the spec's `regions`/`derive`, or
+/// --derive/--regions-file): then a Triton program is planned from its dumped PTX.
+[[nodiscard]] bool derivesRegions(const ProgramSpec& spec, const DeriveRequest& derive);
+
+/// A dumped PTX of `kernel` with the regions the spec and `derive` define, derived into it (the
+/// PTX the triton_dump task publishes). [thread-safe]
+[[nodiscard]] Result<std::string> deriveIntoDump(const ProgramSpec& spec, const std::string& kernel,
+                                                 std::string ptx, const DeriveRequest& derive);
+
+/// A Triton program's PTX with derived regions, for planning and `argus regions`: the script
+/// runs once with the dump knobs in a temporary folder (a GPU run; on a machine without one the
+/// error says how to derive on a dumped .ptx instead), and deriveIntoDump places the regions.
+/// `kernel` empty: the spec's only kernel. The version is tritonProgramVersion's with the
+/// derivation's material, as a CUDA program's is. [thread-safe]
+[[nodiscard]] Result<ProgramPtx> tritonDerivedPtx(const ProgramSpec& spec, std::string kernel,
+                                                  const DeriveRequest& derive);
 
 }  // namespace argus::program

@@ -23,7 +23,8 @@ struct BuildRequest {
   std::vector<std::string> passOptions;  ///< KEY=VALUE for the trace pass.
   std::string output;                    ///< Output directory.
   std::string ptx;  ///< Build from this PTX file instead of the front end's output.
-  /// Regions derived into the front end's PTX after the spec's own (not with `ptx`, not Triton).
+  /// Regions derived into the front end's PTX after the spec's own (a Triton program's: its
+  /// dumped PTX); not with `ptx`.
   program::DeriveRequest derive;
   /// Told each step that takes a while before it starts (a Triton script run once to dump its
   /// kernel), in a line for people; none: nothing is told.

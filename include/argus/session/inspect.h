@@ -21,6 +21,9 @@ struct RegionsRequest {
   std::vector<std::string> nvccFlags;  ///< Extra nvcc flags for .cu and spec targets.
   program::DeriveRequest derive;       ///< Regions derived into the PTX (not for .ttgir).
   std::string ptxOut;  ///< Write the PTX the tree comes from (with derived markers) here.
+  /// A Triton spec that derives regions: the kernel (empty: the spec's only one), dumped by one
+  /// run of its script (on a GPU).
+  std::string kernel;
 };
 
 /// The region tree of every kernel of the target (a .ttgir/.ttir is read as Triton MLIR, whose

@@ -52,6 +52,23 @@ bool isSpec(const fs::path& path) {
   return path.extension() == ".yaml" || path.extension() == ".yml";
 }
 
+/// Regions the query derives (planner: `derive`, `regions_file`, `regions_key`); the region
+/// file must still be what the plan saw.
+Result<program::DeriveRequest> plannedDerivation(TaskContext& ctx, std::string_view executor) {
+  program::DeriveRequest derive{configString(ctx, "derive"),
+                                fs::path(configString(ctx, "regions_file"))};
+  if (!derive.file.empty()) {
+    auto material = program::deriveMaterial(derive);
+    if (!material) return std::unexpected(material.error());
+    if (workspace::hashBytes(*material).hex() != configString(ctx, "regions_key"))
+      return std::unexpected(taskError(
+          ctx, executor,
+          fmt::format("the region file {} changed since the query was planned; plan again",
+                      derive.file.string())));
+  }
+  return derive;
+}
+
 Result<TaskOutputs> runNvccPtx(const CompileContext& context, TaskContext& ctx) {
   std::string targetText = configString(ctx, "target");
   fs::path target = targetText.empty() ? context.target : fs::path(targetText);
@@ -59,25 +76,14 @@ Result<TaskOutputs> runNvccPtx(const CompileContext& context, TaskContext& ctx) 
     return std::unexpected(
         taskError(ctx, "nvcc_ptx", "no target: set config.target or CompileContext::target"));
   Result<std::string> text = std::unexpected(Error{});
-  // Regions the query derives (planner: `derive`, `regions_file`, `regions_key`); the file must
-  // still be what the plan saw.
-  const program::DeriveRequest derive{configString(ctx, "derive"),
-                                      fs::path(configString(ctx, "regions_file"))};
-  if (!derive.file.empty()) {
-    auto material = program::deriveMaterial(derive);
-    if (!material) return std::unexpected(material.error());
-    if (workspace::hashBytes(*material).hex() != configString(ctx, "regions_key"))
-      return std::unexpected(taskError(
-          ctx, "nvcc_ptx",
-          fmt::format("the region file {} changed since the query was planned; plan again",
-                      derive.file.string())));
-  }
+  auto derive = plannedDerivation(ctx, "nvcc_ptx");
+  if (!derive) return std::unexpected(derive.error());
   // The registered spec is already loaded; other targets go through loadTargetPtx.
   if (context.spec && isSpec(target) &&
       fs::weakly_canonical(target) == fs::weakly_canonical(context.spec->file)) {
-    text = program::frontEndPtx(*context.spec, {}, derive);
+    text = program::frontEndPtx(*context.spec, {}, *derive);
   } else {
-    auto loaded = program::loadTargetPtx(target, context.arch, {}, derive);
+    auto loaded = program::loadTargetPtx(target, context.arch, {}, *derive);
     if (loaded)
       text = std::move(loaded->text);
     else
@@ -168,6 +174,21 @@ Result<TaskOutputs> runTritonDump(const CompileContext& context, TaskContext& ct
   if (!dump) {
     ctx.log += dump.error().text() + '\n';
     return std::unexpected(dump.error());
+  }
+  auto derive = plannedDerivation(ctx, kName);
+  if (!derive) return std::unexpected(derive.error());
+  if (program::derivesRegions(spec, *derive)) {
+    // The regions the query was planned with were derived into a dump like this one.
+    auto derived = program::deriveIntoDump(spec, kernel, std::move(dump->ptx), *derive);
+    if (!derived) {
+      ctx.log += derived.error().text() + '\n';
+      return std::unexpected(derived.error());
+    }
+    dump->ptx = std::move(*derived);
+    ctx.log += fmt::format(
+        "triton_dump: regions derived into the dumped PTX (spec: `{}` {}; "
+        "query: `{}` {})\n",
+        spec.derive.list, spec.derive.file.string(), derive->list, derive->file.string());
   }
   if (auto ok = program::checkDumpedRegions(spec, kernel, dump->ptx); !ok) {
     ctx.log += ok.error().text() + '\n';
