@@ -58,8 +58,8 @@ void CUPTIAPI onBufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, 
 }
 
 void appendKernels(std::uint8_t* buffer, std::size_t validSize) {
-  appendKernelsJsonl(buffer, validSize, *gKernels.mutex, *gKernels.seqOfCorrelation, gKernels.dir,
-                     gKernels.forget);
+  appendKernelsJsonl(buffer, validSize, *gKernels.mutex, *gKernels.seqOfCorrelation,
+                     gKernels.seqOfGraphNode, gKernels.dir, gKernels.forget);
 }
 
 }  // namespace

@@ -1334,7 +1334,7 @@ class LowerMarkersToTracePass final : public Pass {
       }
     }
 
-    bool anyInstrumented = false;
+    std::vector<std::string> instrumented;
     for (ptx::Function* function : module.functions()) {
       if (!function->hasBody) continue;
       auto it = regionsOf.find(function->name);
@@ -1350,10 +1350,11 @@ class LowerMarkersToTracePass final : public Pass {
       if (!map) return std::unexpected(map.error());
       result.traceMap[function->name] = std::move(*map);
       ++kernelsInstrumented_;
-      anyInstrumented = true;
+      instrumented.push_back(function->name);
     }
-    if (anyInstrumented)
-      declareTraceSymbol(module, options_.compact(), options_.parted == Parted::Record);
+    if (!instrumented.empty())
+      declareTraceSymbol(module, options_.compact(), options_.parted == Parted::Record,
+                         instrumented);
     return {};
   }
 
@@ -1377,7 +1378,8 @@ class LowerMarkersToTracePass final : public Pass {
   std::string fileName_;
   std::string ptxVersion_;  ///< The module's `.version` text ("8.8").
 
-  static void declareTraceSymbol(ptx::Module& module, bool compact, bool partedRecorded) {
+  static void declareTraceSymbol(ptx::Module& module, bool compact, bool partedRecorded,
+                                 const std::vector<std::string>& kernels) {
     for (const auto& item : module.items) {
       if (item.kind == ptx::TopLevel::Kind::Variable && item.variable.name == trace::kTraceSymbol)
         return;
@@ -1388,13 +1390,14 @@ class LowerMarkersToTracePass final : public Pass {
            module.items[at].kind != ptx::TopLevel::Kind::Variable) {
       ++at;
     }
-    // A visible .const variable, inserted at `at`.
+    // A visible variable (.const unless said), inserted at `at`.
     const auto declare = [&](const char* name, std::string_view type, uint64_t align,
-                             std::vector<std::optional<uint64_t>> dims, std::string initializer) {
+                             std::vector<std::optional<uint64_t>> dims, std::string initializer,
+                             std::string_view space = ".const") {
       ptx::TopLevel item;
       item.kind = ptx::TopLevel::Kind::Variable;
       item.variable.linkage = ".visible";
-      item.variable.stateSpace = ".const";
+      item.variable.stateSpace = space;
       item.variable.align = align;
       item.variable.type = type;
       item.variable.name = name;
@@ -1413,6 +1416,16 @@ class LowerMarkersToTracePass final : public Pass {
     // followed by two dependent header loads (measured on the H200: the dependent chain cost the
     // first record of every warp ~1 us).
     declare(trace::kTraceSymbol, ".b8", 16, {trace::kTraceSymbolBytes}, "");
+    // Which kernels write the buffer (format.h): in global memory, so the constant bank the
+    // kernels read stays as it is.
+    std::string bytes;
+    uint64_t size = 0;
+    for (const std::string& kernel : kernels)
+      for (const char c : kernel + '\0') {
+        bytes += fmt::format("{}{}", size++ == 0 ? "" : ",",
+                             static_cast<unsigned>(static_cast<unsigned char>(c)));
+      }
+    declare(trace::kTraceKernelsSymbol, ".b8", 1, {size}, "{" + bytes + "}", ".global");
   }
 
   /// One kernel: analysis, placement, emission; returns its trace map.

@@ -534,6 +534,24 @@ TEST(TraceLowering, TritonKernelWithArgusMarkersAssembles) {
 namespace argus::passes {
 namespace {
 
+// The module lists its instrumented kernels (NUL-terminated names) in a global array, for the
+// injection library to tell which of a CUDA graph's nodes write the buffer (format.h); a kernel
+// without regions is not listed.
+TEST(TraceLowering, ListsTheInstrumentedKernels) {
+  auto module = ptx::parseModule(
+      ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+      "\t// @argus begin a\n\t// @argus end a\n\tret;\n}\n.visible .entry zz()\n{\n\tret;\n}\n",
+      "k.ptx");
+  ASSERT_TRUE(module.has_value()) << module.error().text();
+  auto result = applyTransforms(*module, {"lower_markers_to_trace"}, optionsFor(""));
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(*module);
+  EXPECT_NE(text.find(fmt::format(".visible .global .align 1 .b8 {}[2] = {{107,0}};",
+                                  trace::kTraceKernelsSymbol)),
+            std::string::npos)
+      << text;
+}
+
 // record_layout=compact: a leaf region's record in two 8-byte halves, {begin, iteration} at its
 // begin marker and {end, meta} kept at its end marker (a timer read and a copy of the meta word)
 // for the warp's next place to store at its address - 8, or the exit at the last place + 8; a

@@ -3,9 +3,11 @@
 // (ctest's region_trace_inject_gpu does; tests/gpu_trace/run_standalone.sh builds without CMake).
 // It launches the record-writing kernel three times (runtime <<<>>>, cudaLaunchKernelEx with a 2-D
 // grid and a partial last warp, and a larger grid that makes the library grow its buffer) and a
-// kernel from a module without __argus_trace, then reads DIR/launches.jsonl and each
-// launch-<seq>.bin and checks: one line per launch in order, the untraced kernel left alone, every
-// record value the device wrote, per-warp counts truncated at the capacity, and the dropped count.
+// kernel from a module without __argus_trace, then a CUDA graph (captured from a stream: a
+// memset, the untraced kernel and the record-writing kernel) launched twice, then reads
+// DIR/launches.jsonl and each launch-<seq>.bin and checks: one line per launch (per kernel node of
+// a graph launch, api cuGraphLaunch) in order, the untraced kernel left alone, every record value
+// the device wrote, per-warp counts truncated at the capacity, and the dropped count.
 // Exit codes: 0 pass, 1 fail, 77 skipped (no CUDA device; or not run under the injection library,
 // in which case it still checks that the kernel records nothing and runs cleanly).
 #include <argus/trace/format.h>
@@ -52,6 +54,7 @@ struct Launch {
   unsigned salt = 0;
   unsigned modulo = 1;
   bool traced = false;
+  bool graph = false;  ///< A kernel node of a graph launch.
 };
 
 // Minimal field readers for the fixed-format launches.jsonl lines.
@@ -205,6 +208,40 @@ int main() {
     cudaOk(cudaGetLastError(), "launch");
   }
   cudaOk(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+
+  // A graph captured from a stream: its kernel nodes are traced at each cuGraphLaunch (the
+  // launches made while capturing are not: they do not run then).
+  const Launch graphNodes[] = {
+      {"argus_plain_kernel", dim3(3), dim3(32), 0, 1, false, true},
+      {"argus_trace_writer", dim3(6), dim3(96), 5, 31, true, true},
+  };
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate") &&
+      cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "BeginCapture")) {
+    cudaOk(cudaMemsetAsync(out, 0, 1024, stream), "cudaMemsetAsync (captured)");
+    argus_plain_kernel<<<graphNodes[0].grid, graphNodes[0].block, 0, stream>>>(out);
+    argus_trace_writer<<<graphNodes[1].grid, graphNodes[1].block, 0, stream>>>(
+        graphNodes[1].salt, graphNodes[1].modulo);
+    // Their launch lines, while capturing: not traced.
+    for (Launch captured : graphNodes) {
+      captured.traced = captured.graph = false;
+      launches.push_back(captured);
+    }
+    if (cudaOk(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture") &&
+        cudaOk(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate")) {
+      // The graph itself may go once instantiated; its executable keeps the nodes.
+      cudaGraphDestroy(graph);
+      for (int i = 0; i < 2; ++i) {
+        cudaOk(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+        launches.insert(launches.end(), std::begin(graphNodes), std::end(graphNodes));
+      }
+      cudaOk(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      cudaGraphExecDestroy(exec);
+    }
+    cudaStreamDestroy(stream);
+  }
   cudaFree(out);
   if (!injected) {
     std::printf(
@@ -227,6 +264,7 @@ int main() {
     std::printf("%s\n", line.c_str());
     EXPECT(number(field(line, "seq")) == i, "seq: %s", line.c_str());
     EXPECT(field(line, "kernel") == launch.kernel, "kernel: %s", line.c_str());
+    EXPECT((field(line, "api") == "cuGraphLaunch") == launch.graph, "api: %s", line.c_str());
     EXPECT(field(line, "grid") == dims(launch.grid), "grid: %s", line.c_str());
     EXPECT(field(line, "block") == dims(launch.block), "block: %s", line.c_str());
     EXPECT(field(line, "traced") == (launch.traced ? "true" : "false"), "traced: %s", line.c_str());

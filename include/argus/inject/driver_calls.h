@@ -73,6 +73,32 @@ inline constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
 
+/// The executable graph and stream of a cuGraphLaunch (or its per-thread-stream twin); false for
+/// other calls.
+inline bool graphLaunchArgs(CUpti_CallbackId cbid, const void* params, CUgraphExec& exec,
+                            CUstream& stream) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch: {
+      const auto* p = static_cast<const cuGraphLaunch_params*>(params);
+      exec = p->hGraph, stream = p->hStream;
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: {
+      const auto* p = static_cast<const cuGraphLaunch_ptsz_params*>(params);
+      exec = p->hGraphExec, stream = p->hStream;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/// The graph launch entry points graphLaunchArgs reads.
+inline constexpr CUpti_CallbackId kGraphLaunchCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
 /// The name of a launched function (a CUfunction, or the context-less CUkernel cudart 12+
 /// launches); "" when the driver tells none.
 inline std::string functionName(CUfunction f) {

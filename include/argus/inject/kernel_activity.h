@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "argus/inject/output.h"
 #include "argus/inject/vendor_api.h"
@@ -52,8 +53,8 @@ inline std::optional<KernelActivity> kernelActivity(const CUpti_Activity* record
 }
 
 /// kernels.jsonl's lines for the kernel records of a completed activity buffer, Argus's own
-/// kernel left out (kernelActivity); `seqOf` maps a record's correlation id to its launch's
-/// number (-1 when unknown).
+/// kernel left out (kernelActivity); `seqOf(correlation, kernel)` maps a record's correlation id
+/// and kernel name to its launch's number (-1 when unknown).
 template <class SeqOf>
 std::string kernelsLines(std::uint8_t* buffer, std::size_t validSize, SeqOf&& seqOf) {
   std::string lines;
@@ -61,28 +62,41 @@ std::string kernelsLines(std::uint8_t* buffer, std::size_t validSize, SeqOf&& se
   while (vendor().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
     auto kernel = kernelActivity(record);
     if (!kernel) continue;
-    kernel->seq = seqOf(kernel->correlation);
+    kernel->seq = seqOf(kernel->correlation, kernel->kernel);
     lines += kernelsLine(*kernel);
   }
   return lines;
 }
 
+/// The launch numbers of a graph launch's kernel nodes: its kernels share the launch's
+/// correlation id, so they are told apart by name (a graph's nodes of one kernel are not traced,
+/// region_trace/inject.cpp).
+using GraphNodeSeqs = std::map<std::pair<std::uint32_t, std::string>, std::uint64_t>;
+
 /// Appends a completed activity buffer's kernels to `dir`/kernels.jsonl, each with the launch
-/// number `seqOfCorrelation` gives its correlation id (-1 when unknown); with `forget`, an entry
-/// is erased when it is looked up (libargus_inject.so: one kernel per launch), else kept
-/// (libargus_cupti_sass.so). `mutex` guards the map and the file.
+/// number `seqOfGraphNode` (when given) or `seqOfCorrelation` gives it (-1 when unknown); with
+/// `forget`, an entry is erased when it is looked up (libargus_inject.so: one kernel per launch
+/// or graph node), else kept (libargus_cupti_sass.so). `mutex` guards the maps and the file.
 inline void appendKernelsJsonl(std::uint8_t* buffer, std::size_t validSize,
                                std::recursive_mutex& mutex,
                                std::map<std::uint32_t, std::uint64_t>& seqOfCorrelation,
-                               const std::filesystem::path& dir, bool forget) {
-  const std::string lines = kernelsLines(buffer, validSize, [&](std::uint32_t correlation) {
+                               GraphNodeSeqs* seqOfGraphNode, const std::filesystem::path& dir,
+                               bool forget) {
+  const auto seqOf = [&](std::uint32_t correlation, const std::string& kernel) {
     std::lock_guard lock(mutex);
+    if (seqOfGraphNode != nullptr)
+      if (auto node = seqOfGraphNode->find({correlation, kernel}); node != seqOfGraphNode->end()) {
+        const auto seq = static_cast<std::int64_t>(node->second);
+        if (forget) seqOfGraphNode->erase(node);
+        return seq;
+      }
     auto it = seqOfCorrelation.find(correlation);
     if (it == seqOfCorrelation.end()) return std::int64_t{-1};
     const auto seq = static_cast<std::int64_t>(it->second);
     if (forget) seqOfCorrelation.erase(it);
     return seq;
-  });
+  };
+  const std::string lines = kernelsLines(buffer, validSize, seqOf);
   std::lock_guard lock(mutex);
   std::ofstream(dir / "kernels.jsonl", std::ios::app) << lines;
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "argus/inject/kernel_activity.h"
 #include "argus/inject/vendor_api.h"
 
 namespace argus::inject {
@@ -106,11 +107,13 @@ void forEachRecord(std::uint8_t* buffer, std::size_t validSize, Record&& record)
 void flushActivity();
 
 /// Where kernels.jsonl goes: the folder, the map of correlation ids to launch numbers and the
-/// mutex that guards it and the file; with `forget`, an entry is erased once its kernel is
-/// written (one kernel per launch).
+/// mutex that guards it and the file (and, where graph launches are numbered per kernel node,
+/// the map of their nodes); with `forget`, an entry is erased once its kernel is written (one
+/// kernel per launch).
 struct KernelsJsonl {
   std::recursive_mutex* mutex = nullptr;
   std::map<std::uint32_t, std::uint64_t>* seqOfCorrelation = nullptr;
+  GraphNodeSeqs* seqOfGraphNode = nullptr;
   std::filesystem::path dir;
   bool forget = false;
 };

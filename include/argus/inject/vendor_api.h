@@ -44,7 +44,10 @@ namespace argus::inject {
   X(cuKernelGetLibrary, false)    \
   X(cuKernelGetName, false)       \
   X(cuLibraryGetGlobal, false)    \
-  X(cuStreamIsCapturing, false)
+  X(cuStreamIsCapturing, false)   \
+  X(cuGraphGetNodes, false)       \
+  X(cuGraphNodeGetType, false)    \
+  X(cuGraphKernelNodeGetParams, false)
 
 #define ARGUS_CUPTI_FUNCTIONS(X)                     \
   X(cuptiGetResultString, true)                      \

@@ -129,6 +129,11 @@ inline constexpr std::uint32_t kMaxRegions = 4096;  ///< 12 bits of region index
 /// kLayoutWindowed, kLayoutHalves, kLayoutCountFirst and, where asked for, kLayoutPartedRecorded
 /// set.
 inline constexpr const char* kTraceLayoutSymbol = "__argus_trace_layout";
+
+/// Name of the `.global .b8` array that lists the module's instrumented kernels, each name ended
+/// by a NUL byte. The injection library reads it where several kernels of one module launch at
+/// once (a CUDA graph's nodes): only a listed kernel writes the module's buffer.
+inline constexpr const char* kTraceKernelsSymbol = "__argus_trace_kernels";
 /// Set in kTraceLayoutSymbol's word when the kernels record the occurrences a warp began without
 /// lane 0 (lower_markers_to_trace's parted=record): the lowest lane of such a pass takes n, the
 /// old value of place 0's second word, with an atomic add and stores the record at place

@@ -1103,7 +1103,8 @@ int initialize() {
   // written later.
   if (!sass && envNumber("ARGUS_PC_KERNEL_TIMES", 1) != 0 &&
       !inject::recordKernels(
-          {&state->mutex, &state->seqOfCorrelation, state->dir, /*forget=*/false}, reportError) &&
+          {&state->mutex, &state->seqOfCorrelation, nullptr, state->dir, /*forget=*/false},
+          reportError) &&
       inject::activityApiPresent())
     reportError("no kernels.jsonl");
   std::atexit(atExit);

@@ -73,9 +73,15 @@
 //                             taken at a later call.
 //
 // Never fatal: every failure is written to errors.txt and stderr ("argus-inject: ...") and the
-// program's own launch goes ahead untouched. Kernels inside CUDA graphs (and launches made while
-// a stream is capturing) are not traced. Output files assume one traced process per folder
-// (InitializeInjection truncates launches.jsonl, kernels.jsonl and errors.txt).
+// program's own launch goes ahead untouched. Launches made while a stream is capturing a graph
+// are not traced; the graph's launches are: its kernel nodes are read when it is instantiated
+// (CUPTI's GRAPHEXEC_CREATED, with the shapes they have then), and at each cuGraphLaunch every
+// node gets its launches.jsonl line (api "cuGraphLaunch", in the order cuGraphGetNodes lists them)
+// and each instrumented kernel node (listed in its module's __argus_trace_kernels, format.h) its
+// own buffer, set up before the launch and read back after it. One module's variable serves one
+// launch at a time, so a graph with two instrumented nodes of one module traces neither (noted).
+// Output files assume one traced process per folder (InitializeInjection truncates launches.jsonl,
+// kernels.jsonl and errors.txt).
 #include <argus/inject/driver_calls.h>
 #include <argus/inject/skeleton.h>
 #include <argus/trace/format.h>
@@ -118,6 +124,15 @@ struct SymbolInfo {
   std::uint32_t recordBytes = sizeof(trace::TraceRecord);
   bool partedRecorded = false;  ///< The layout word's kLayoutPartedRecorded (compact only).
   bool windowed = false;        ///< The layout word's kLayoutWindowed (compact only).
+  /// The module's __argus_trace_kernels, when it has one: the kernels that write the buffer.
+  std::optional<std::vector<std::string>> instrumented;
+};
+
+/// A kernel node of an executable graph, as it was instantiated.
+struct GraphKernel {
+  CUfunction f = nullptr;  ///< The node's CUfunction, or its context-less CUkernel.
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint32_t block[3] = {0, 0, 0};
 };
 
 struct DeviceBuffer {
@@ -157,8 +172,11 @@ struct State {
   std::recursive_mutex mutex;
   std::uint64_t nextSeq = 0;
   std::map<std::pair<CUcontext, CUfunction>, SymbolInfo> symbols;
-  std::map<CUcontext, DeviceBuffer> buffers;
-  bool flushL2 = false;                         ///< ARGUS_TRACE_L2_FLUSH=1.
+  /// Trace buffers by context and slot (a graph launch's traced nodes use slots 0, 1, ...).
+  std::map<std::pair<CUcontext, unsigned>, DeviceBuffer> buffers;
+  std::map<CUgraphExec, std::vector<GraphKernel>> graphKernels;  ///< As instantiated.
+  GraphNodeSeqs seqOfGraphNode;  ///< Launch numbers of graph launches' nodes (kernel_activity.h).
+  bool flushL2 = false;          ///< ARGUS_TRACE_L2_FLUSH=1.
   std::map<CUcontext, DeviceBuffer> l2Scratch;  ///< Its buffer, per context.
   std::map<std::uint32_t, std::uint64_t> seqOfCorrelation;
 
@@ -209,6 +227,8 @@ State* gState = nullptr;  // Leaked on purpose: callbacks may run during process
 // A state whose subscriber was abandoned: kept, since a callback already running may still read it.
 State* gAbandoned = nullptr;
 thread_local PendingLaunch tPending;
+thread_local std::vector<PendingLaunch> tGraphPending;  ///< A graph launch's nodes.
+thread_local std::unique_lock<std::mutex> tGraphHold;   ///< Its traced nodes' hold.
 
 std::string hex(const void* p) {
   char buf[32];
@@ -279,6 +299,21 @@ SymbolInfo findSymbol(CUfunction f) {
   }
   info.address = found ? address : 0;
   info.bytes = found ? std::min<std::size_t>(bytes, sizeof(trace::TraceSymbol)) : 0;
+  // The kernels that write the buffer, where the module lists them (NUL-terminated names).
+  CUdeviceptr list = 0;
+  size_t listBytes = 0;
+  if (found && global(trace::kTraceKernelsSymbol, &list, &listBytes) && listBytes > 0) {
+    std::string names(listBytes, '\0');
+    if (check(api.cuMemcpyDtoH(names.data(), list, listBytes),
+              "cuMemcpyDtoH (__argus_trace_kernels)")) {
+      info.instrumented.emplace();
+      for (size_t at = 0; at < names.size();) {
+        const size_t end = std::min(names.find('\0', at), names.size());
+        if (end > at) info.instrumented->push_back(names.substr(at, end - at));
+        at = end + 1;
+      }
+    }
+  }
   // The record layout, where the module says (record_layout=compact); a module without the
   // symbol writes full records.
   CUdeviceptr layout = 0;
@@ -306,13 +341,14 @@ SymbolInfo findSymbol(CUfunction f) {
   return info;
 }
 
-/// Returns the context's buffer with at least `bytes`, growing it when needed; 0 on failure.
+/// Returns the context's buffer `slot` with at least `bytes`, growing it when needed; 0 on
+/// failure.
 /// A buffer of at most trace::kTraceWindowBytes lies in one 4 GiB-aligned window, as compact
 /// kernels need (format.h, kLayoutWindowed): the allocation is used from its first such start
 /// (windowedStart), and where it has none (it crosses a window's edge) one of twice the size is
 /// made, which holds the buffer on one side of the edge.
-CUdeviceptr bufferFor(CUcontext context, std::uint64_t bytes) {
-  DeviceBuffer& buffer = gState->buffers[context];
+CUdeviceptr bufferFor(CUcontext context, unsigned slot, std::uint64_t bytes) {
+  DeviceBuffer& buffer = gState->buffers[{context, slot}];
   const auto place = [&](CUdeviceptr allocation, std::uint64_t allocated) {
     if (bytes <= trace::kTraceWindowBytes) return windowedStart(allocation, allocated, bytes);
     return allocated >= bytes ? std::optional<std::uint64_t>(allocation) : std::nullopt;
@@ -487,9 +523,10 @@ bool capturing(CUstream stream) {
          (result == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
-void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
-  const VendorApi& api = vendor();
-  PendingLaunch& p = tPending;
+/// Numbers a launch (a graph launch: each of its kernel nodes) and starts its launches.jsonl line;
+/// returns the function's trace variable (looked up once per context and function).
+SymbolInfo startLine(PendingLaunch& p, const CUpti_CallbackData* cb, const LaunchArgs& args,
+                     CUcontext context, bool graphNode) {
   p = PendingLaunch{};
   p.active = true;
   p.line.api = args.api;
@@ -497,14 +534,14 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   std::memcpy(p.line.grid, args.grid, sizeof args.grid);
   std::memcpy(p.line.block, args.block, sizeof args.block);
   p.line.correlation = cb->correlationId;
-
-  CUcontext context = cb->context;
-  if (context == nullptr) api.cuCtxGetCurrent(&context);
   SymbolInfo info;
   {
     std::lock_guard lock(gState->mutex);
     p.line.seq = gState->nextSeq++;
-    gState->seqOfCorrelation[cb->correlationId] = p.line.seq;
+    if (graphNode)
+      gState->seqOfGraphNode[{cb->correlationId, p.line.kernel}] = p.line.seq;
+    else
+      gState->seqOfCorrelation[cb->correlationId] = p.line.seq;
     auto it = gState->symbols.find({context, args.f});
     if (it == gState->symbols.end()) {
       it = gState->symbols.emplace(std::pair{context, args.f}, findSymbol(args.f)).first;
@@ -513,12 +550,14 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   }
   p.line.module = info.module;
   p.line.lookup = info.lookup;
-  if (info.address == 0) return;
+  return info;
+}
 
-  if (capturing(args.stream)) {
-    p.line.note = "stream is capturing a graph: not traced";
-    return;
-  }
+/// Sets up the trace buffer of `p`'s launch (the context's buffer `slot`): sized, zeroed, its
+/// header written and the variable pointed at it, short of the synchronization that completes
+/// it. False, with the launch's note, when it cannot be traced.
+bool prepareTrace(PendingLaunch& p, const SymbolInfo& info, CUcontext context, unsigned slot) {
+  const VendorApi& api = vendor();
   // A compact slot keeps two places for the highest count and the closing record: at least one
   // 32-byte record's worth more (format.h).
   const std::uint32_t capacity = info.recordBytes == sizeof(trace::CompactRecord)
@@ -527,25 +566,24 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   // Compact kernels address their records within one 4 GiB window (format.h, kLayoutWindowed).
   const std::uint64_t maxBytes =
       info.windowed ? std::min(gState->maxBytes, trace::kTraceWindowBytes) : gState->maxBytes;
-  const auto geometry = traceGeometry(args.grid, args.block, capacity, maxBytes);
-  p.hold = std::unique_lock(gState->launchMutex);
+  const auto geometry = traceGeometry(p.line.grid, p.line.block, capacity, maxBytes);
   if (!geometry) {
     // Which limit: a compact kernel's window (ARGUS_TRACE_MAX_BYTES cannot raise it), else the
     // variable's.
-    const auto uncapped = traceGeometry(args.grid, args.block, capacity, ~std::uint64_t{0});
+    const auto uncapped = traceGeometry(p.line.grid, p.line.block, capacity, ~std::uint64_t{0});
     p.line.note = info.windowed && uncapped && uncapped->bytes > trace::kTraceWindowBytes
                       ? "trace buffer larger than 4 GiB, the most a compact-layout kernel "
                         "addresses: not traced (lower ARGUS_TRACE_CAPACITY)"
                       : "trace buffer too large for ARGUS_TRACE_MAX_BYTES: not traced";
     setSymbol(info.address, info.bytes, {});
-    return;
+    return false;
   }
   // Inside one 4 GiB window, as a compact kernel's (at most a window's) buffer must be; 0 when it
   // cannot be had, and the set-up below then fails: not traced.
   CUdeviceptr buffer = 0;
   {
     std::lock_guard lock(gState->mutex);
-    buffer = bufferFor(context, geometry->bytes);
+    buffer = bufferFor(context, slot, geometry->bytes);
   }
   const trace::TraceHeader header = initialHeader(*geometry);
   const trace::TraceSymbol symbolValue{buffer, geometry->capacityPerWarp, geometry->warpsPerCta};
@@ -553,23 +591,141 @@ void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
   const bool ready =
       buffer != 0 && check(api.cuMemsetD8(buffer, 0, geometry->bytes), "cuMemsetD8 (trace)") &&
       check(api.cuMemcpyHtoD(buffer, &header, sizeof header), "cuMemcpyHtoD (trace header)") &&
-      setSymbol(info.address, info.bytes, symbolValue) &&
-      check(api.cuCtxSynchronize(), "cuCtxSynchronize (before launch)");
+      setSymbol(info.address, info.bytes, symbolValue);
   if (!ready) {
     p.line.note = "trace set-up failed (errors.txt): not traced";
     setSymbol(info.address, info.bytes, {});
-    return;
+    return false;
   }
-  p.readyAt = std::chrono::steady_clock::now();
   p.symbol = info.address;
   p.symbolBytes = info.bytes;
   p.recordBytes = info.recordBytes;
   p.partedRecorded = info.partedRecorded;
   p.buffer = buffer;
   p.geometry = *geometry;
-  p.line.traced = true;
-  p.line.capacityPerWarp = geometry->capacityPerWarp;
-  p.line.warpSlots = geometry->warpSlots;
+  return true;
+}
+
+/// After the synchronization that completes the set-up of the launches `prepared` (whether it
+/// succeeded: `synchronized`), marks them traced, or notes why not.
+void completeTrace(const std::vector<PendingLaunch*>& prepared, bool synchronized) {
+  const auto now = std::chrono::steady_clock::now();
+  for (PendingLaunch* p : prepared) {
+    if (!synchronized) {
+      p->line.note = "trace set-up failed (errors.txt): not traced";
+      setSymbol(p->symbol, p->symbolBytes, {});
+      continue;
+    }
+    p->readyAt = now;
+    p->line.traced = true;
+    p->line.capacityPerWarp = p->geometry.capacityPerWarp;
+    p->line.warpSlots = p->geometry.warpSlots;
+  }
+}
+
+void onLaunchEnter(const CUpti_CallbackData* cb, const LaunchArgs& args) {
+  CUcontext context = cb->context;
+  if (context == nullptr) vendor().cuCtxGetCurrent(&context);
+  PendingLaunch& p = tPending;
+  const SymbolInfo info = startLine(p, cb, args, context, /*graphNode=*/false);
+  if (info.address == 0) return;
+  if (capturing(args.stream)) {
+    p.line.note = "stream is capturing a graph: not traced";
+    return;
+  }
+  p.hold = std::unique_lock(gState->launchMutex);
+  if (prepareTrace(p, info, context, 0))
+    completeTrace({&p}, check(vendor().cuCtxSynchronize(), "cuCtxSynchronize (before launch)"));
+}
+
+/// The kernel nodes of `graph`, in the order cuGraphGetNodes lists them (none when this driver
+/// lacks the graph entry points: graph launches then get no lines).
+std::vector<GraphKernel> graphKernels(CUgraph graph) {
+  const VendorApi& api = vendor();
+  std::vector<GraphKernel> kernels;
+  if (graph == nullptr || api.cuGraphGetNodes == nullptr || api.cuGraphNodeGetType == nullptr ||
+      api.cuGraphKernelNodeGetParams == nullptr)
+    return kernels;
+  size_t count = 0;
+  if (!check(api.cuGraphGetNodes(graph, nullptr, &count), "cuGraphGetNodes")) return kernels;
+  std::vector<CUgraphNode> nodes(count);
+  if (count == 0 || !check(api.cuGraphGetNodes(graph, nodes.data(), &count), "cuGraphGetNodes"))
+    return kernels;
+  nodes.resize(count);
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType type{};
+    if (api.cuGraphNodeGetType(node, &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL)
+      continue;
+    CUDA_KERNEL_NODE_PARAMS params{};
+    if (!check(api.cuGraphKernelNodeGetParams(node, &params), "cuGraphKernelNodeGetParams"))
+      continue;
+    GraphKernel k;
+    k.f = params.func != nullptr ? params.func : reinterpret_cast<CUfunction>(params.kern);
+    k.grid[0] = params.gridDimX, k.grid[1] = params.gridDimY, k.grid[2] = params.gridDimZ;
+    k.block[0] = params.blockDimX, k.block[1] = params.blockDimY, k.block[2] = params.blockDimZ;
+    kernels.push_back(k);
+  }
+  return kernels;
+}
+
+/// Whether `kernel` writes its module's buffer: listed in __argus_trace_kernels (a module
+/// without the list, written by hand, is taken to trace every kernel).
+bool instrumented(const SymbolInfo& info, const std::string& kernel) {
+  return info.address != 0 &&
+         (!info.instrumented || std::find(info.instrumented->begin(), info.instrumented->end(),
+                                          kernel) != info.instrumented->end());
+}
+
+/// A graph launch: a line per kernel node, and the set-up of the instrumented nodes' buffers
+/// (those whose module's variable no other instrumented node of the graph shares), completed by
+/// one synchronization.
+void onGraphLaunchEnter(const CUpti_CallbackData* cb, CUgraphExec exec, CUstream stream) {
+  std::vector<PendingLaunch>& nodes = tGraphPending;
+  nodes.clear();
+  std::vector<GraphKernel> kernels;
+  {
+    std::lock_guard lock(gState->mutex);
+    if (auto it = gState->graphKernels.find(exec); it != gState->graphKernels.end())
+      kernels = it->second;
+  }
+  if (kernels.empty()) return;
+  CUcontext context = cb->context;
+  if (context == nullptr) vendor().cuCtxGetCurrent(&context);
+  nodes.resize(kernels.size());
+  std::vector<SymbolInfo> infos;
+  std::map<CUdeviceptr, unsigned> writers;  // instrumented nodes per variable
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    LaunchArgs args;
+    args.api = "cuGraphLaunch";
+    args.f = kernels[i].f;
+    std::memcpy(args.grid, kernels[i].grid, sizeof args.grid);
+    std::memcpy(args.block, kernels[i].block, sizeof args.block);
+    args.stream = stream;
+    infos.push_back(startLine(nodes[i], cb, args, context, /*graphNode=*/true));
+    if (instrumented(infos[i], nodes[i].line.kernel)) ++writers[infos[i].address];
+  }
+  const bool captured = capturing(stream);
+  std::vector<PendingLaunch*> prepared;
+  unsigned slot = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    PendingLaunch& p = nodes[i];
+    if (!instrumented(infos[i], p.line.kernel)) continue;
+    if (captured) {
+      p.line.note = "stream is capturing a graph: not traced";
+    } else if (const unsigned n = writers[infos[i].address]; n > 1) {
+      p.line.note = std::to_string(n) +
+                    " instrumented kernel nodes of this graph share their module's trace "
+                    "variable, which serves one launch at a time: not traced";
+    } else {
+      if (!tGraphHold.owns_lock()) tGraphHold = std::unique_lock(gState->launchMutex);
+      if (prepareTrace(p, infos[i], context, slot)) {
+        prepared.push_back(&p);
+        ++slot;
+      }
+    }
+  }
+  if (!prepared.empty())
+    completeTrace(prepared, check(vendor().cuCtxSynchronize(), "cuCtxSynchronize (before graph)"));
 }
 
 /// `ns` as seconds with two decimals ("4.29 s").
@@ -592,15 +748,11 @@ int smClockKHz() {
   return kHz;
 }
 
-void onLaunchExit(const CUpti_CallbackData* cb) {
+/// A traced launch's records read back (after the launch's synchronization), the variable reset
+/// and the launch file written; the launch's line says how it went.
+void readBack(PendingLaunch& p, CUresult launched, CUcontext context) {
   const VendorApi& api = vendor();
-  PendingLaunch& p = tPending;
-  if (!p.active) return;
-  p.active = false;
-  const CUresult launched = cb->functionReturnValue != nullptr
-                                ? *static_cast<const CUresult*>(cb->functionReturnValue)
-                                : CUDA_SUCCESS;
-  if (p.line.traced) {
+  {
     if (gState->turnOn) turnEvent("traced_launch_returned");
     bool ok = launched == CUDA_SUCCESS;
     if (!ok) p.line.note = "launch failed: " + api.describe(launched);
@@ -697,8 +849,6 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       p.line.dropped = header.dropped;
       if (gState->turnOn) {
         turnEvent("trace_written");
-        CUcontext context = cb->context;
-        if (context == nullptr) api.cuCtxGetCurrent(&context);
         gState->tracedContext = context;
         gState->traceWritten = true;
       }
@@ -707,6 +857,10 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
       if (p.line.note.empty()) p.line.note = "trace read-back failed (errors.txt)";
     }
   }
+}
+
+/// The launch's launches.jsonl line (and its hold released).
+void writeLine(PendingLaunch& p) {
   if (p.hold.owns_lock()) p.hold.unlock();
   const std::string text = launchLine(p.line);
   {
@@ -716,20 +870,62 @@ void onLaunchExit(const CUpti_CallbackData* cb) {
   if (gState->verbose) std::fprintf(stderr, "argus-inject: %s\n", text.c_str());
 }
 
+CUresult launchResult(const CUpti_CallbackData* cb) {
+  return cb->functionReturnValue != nullptr ? *static_cast<const CUresult*>(cb->functionReturnValue)
+                                            : CUDA_SUCCESS;
+}
+
+CUcontext contextOf(const CUpti_CallbackData* cb) {
+  CUcontext context = cb->context;
+  if (context == nullptr) vendor().cuCtxGetCurrent(&context);
+  return context;
+}
+
+void onLaunchExit(const CUpti_CallbackData* cb) {
+  PendingLaunch& p = tPending;
+  if (!p.active) return;
+  p.active = false;
+  if (p.line.traced) readBack(p, launchResult(cb), contextOf(cb));
+  writeLine(p);
+}
+
+void onGraphLaunchExit(const CUpti_CallbackData* cb) {
+  for (PendingLaunch& p : tGraphPending) {
+    if (!p.active) continue;
+    p.active = false;
+    if (p.line.traced) readBack(p, launchResult(cb), contextOf(cb));
+    writeLine(p);
+  }
+  tGraphPending.clear();
+  if (tGraphHold.owns_lock()) tGraphHold.unlock();
+}
+
 void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   std::lock_guard lock(gState->mutex);
   if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
     // The callback names no CUmodule handle: forget every lookup, they are redone on demand.
     gState->symbols.clear();
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) {
+    const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
+    if (graph != nullptr) gState->graphKernels[graph->graphExec] = graphKernels(graph->graph);
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING) {
+    const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
+    if (graph != nullptr) gState->graphKernels.erase(graph->graphExec);
   } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     const CUcontext context = data->context;
     std::erase_if(gState->symbols, [&](const auto& entry) { return entry.first.first == context; });
     gState->l2Readers.erase(context);  // its module goes with the context
-    for (auto* owned : {&gState->buffers, &gState->l2Scratch}) {
-      if (auto it = owned->find(context); it != owned->end()) {
-        if (it->second.allocation != 0) vendor().cuMemFree(it->second.allocation);
-        owned->erase(it);
-      }
+    const auto freeBuffer = [](const DeviceBuffer& buffer) {
+      if (buffer.allocation != 0) vendor().cuMemFree(buffer.allocation);
+    };
+    std::erase_if(gState->buffers, [&](const auto& entry) {
+      if (entry.first.first != context) return false;
+      freeBuffer(entry.second);
+      return true;
+    });
+    if (auto it = gState->l2Scratch.find(context); it != gState->l2Scratch.end()) {
+      freeBuffer(it->second);
+      gState->l2Scratch.erase(it);
     }
   }
 }
@@ -883,12 +1079,20 @@ void onDriverCall(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
     }
     if (gState->turnOn) takeTurnBefore(cbid, cb);
     LaunchArgs args;
-    if (launchArgs(cbid, cb->functionParams, args)) onLaunchEnter(cb, args);
+    CUgraphExec exec = nullptr;
+    CUstream stream = nullptr;
+    if (launchArgs(cbid, cb->functionParams, args))
+      onLaunchEnter(cb, args);
+    else if (graphLaunchArgs(cbid, cb->functionParams, exec, stream))
+      onGraphLaunchEnter(cb, exec, stream);
   } else {
     // (with ARGUS_GPU_TURN other driver calls come here too)
     if (std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
         std::end(kLaunchCallbacks))
       onLaunchExit(cb);
+    if (std::find(std::begin(kGraphLaunchCallbacks), std::end(kGraphLaunchCallbacks), cbid) !=
+        std::end(kGraphLaunchCallbacks))
+      onGraphLaunchExit(cb);
     if (gState->idleNs != 0) {
       gState->lastCallNs = steadyNs();
       --gState->callsInFlight;
@@ -994,6 +1198,8 @@ int initialize() {
            ok;
   }
   ok = enableLaunchCallbacks(state->subscriber, reportError) && ok;
+  for (const CUpti_CallbackId cbid : kGraphLaunchCallbacks)
+    ok = enableDriverCallback(state->subscriber, cbid, "graph launch", reportError) && ok;
   if (!ok) {
     gAbandoned = state;
     gState = nullptr;
@@ -1003,7 +1209,8 @@ int initialize() {
   // Kernel GPU start/end of every kernel -> kernels.jsonl (one kernel per launch: forgotten once
   // written).
   if (envNumber("ARGUS_TRACE_KERNEL_TIMES", 1) != 0 &&
-      recordKernels({&state->mutex, &state->seqOfCorrelation, state->dir, /*forget=*/true},
+      recordKernels({&state->mutex, &state->seqOfCorrelation, &state->seqOfGraphNode, state->dir,
+                     /*forget=*/true},
                     reportError))
     std::atexit(flushActivity);
   if (!state->turnPath.empty() && ancestorHoldsLock(state->turnPath)) {
