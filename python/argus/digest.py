@@ -3,7 +3,8 @@ program (a traced build and a trace-free one, say) can be compared bit for bit.
 
     print(f"output digest {tensor_digest(y, rstd)}")
 
-The digest is SHA-256 over each tensor's bytes in order (moved to the host, made contiguous), its
+The digest is SHA-256 over each tensor's bytes in order (moved to the host, made contiguous and
+one-dimensional, so a 0-dimensional loss digests too), its
 first 16 hex digits; tensors of another dtype or shape with the same bytes digest alike, so print
 the shapes beside it where that matters.
 """
@@ -15,5 +16,5 @@ def tensor_digest(*tensors):
 
     h = hashlib.sha256()
     for t in tensors:
-        h.update(t.detach().contiguous().view(torch.uint8).cpu().numpy().tobytes())
+        h.update(t.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy().tobytes())
     return h.hexdigest()[:16]

@@ -5,15 +5,18 @@
 #  NAME-regions.json  `argus regions SPEC --derive loops,ops --json`: the script runs once to dump
 #                     the kernel's PTX, and the derived tree comes back;
 #  NAME.txt/.json     `argus query --derive loops,ops --signals duration,inst_mix` (on every region);
-#  NAME-latency.*     where the kernel has async ops (cp.async, TMA, WGMMA): op_latency on its
-#                     deepest derived loop, iterations 0..3 (the loop's trip counter);
+#  NAME-latency.*     where the kernel has async ops (cp.async, TMA, WGMMA): op_latency on the
+#                     first async-op region of its deepest derived loop (TMA loads, else cp.async,
+#                     else WGMMA), iterations 0..1 of the loop's trip counter (every op of a
+#                     whole loop, as a flash-attention KV loop has, makes some 70 probe runs);
 #  NAME-paired/       tracing's added time, the traced build's launches paired with the trace-free
 #                     build's (bench/trace_overhead/real_paired.sh, ROUNDS rounds of --reps REPS
 #                     launches), the two runs' result lines (with each script's output digest)
 #                     compared, and the SASS of the two builds compared outside the recording
 #                     instructions.
 # Usage: triton-packages-check.sh [NAME...]   (default: every folder of examples/triton_packages)
-# Environment: ROUNDS (paired rounds, default 10), REPS (launches per run, default 20), DEADLINE
+# Environment: STEPS (of query latency paired; default all), ROUNDS (paired rounds, default 10),
+# REPS (launches per run, default 20), DEADLINE
 # (seconds after the start past which the remaining steps are skipped and said so; default none).
 # The packages come from the wheels in .whl/ (liger-kernel, geak-eval, packaging), installed with
 # --no-deps into /tmp/argus-pkgs (no package registry there) when python3 cannot import them.
@@ -43,13 +46,20 @@ print(", ".join(f"{d} {m.version(d)}" for d in ("liger-kernel", "geak-eval")),
       f"triton {triton.__version__} torch {torch.__version__}")' 2>&1)"
 fail=0
 
-# The deepest derived loop of KERNEL in a regions JSON, or nothing.
-deepest_loop() {
+# The first async-op region (tma_load, cp_async, wgmma) of KERNEL's deepest derived loop in a
+# regions JSON, else that loop, else nothing.
+latency_region() {
   python3 -c 'import json, sys
 ks = [k for k in json.load(open(sys.argv[1]))["kernels"] if k["name"] == sys.argv[2]]
-paths = [r["path"] for k in ks for r in k["regions"] if r["path"].split("/")[-1].startswith("loop")]
-print(max(paths, key=lambda p: p.count("/")) if paths else "")' "$1" "$2" 2>/dev/null
+paths = [r["path"] for k in ks for r in k["regions"]]
+loops = [p for p in paths if p.split("/")[-1].startswith("loop")]
+loop = max(loops, key=lambda p: p.count("/")) if loops else ""
+ops = [f"{loop}/{op}" for op in ("tma_load", "cp_async", "wgmma") if f"{loop}/{op}" in paths]
+print(ops[0] if ops else loop)' "$1" "$2" 2>/dev/null
 }
+
+# step NAME: whether STEPS includes it.
+step() { [[ " ${STEPS:-query latency paired} " == *" $1 "* ]]; }
 
 # late STEP: true (and says so) once DEADLINE has passed.
 late() {
@@ -85,16 +95,19 @@ for name in "${names[@]}"; do
 print(len([r for k in json.load(open(sys.argv[1]))["kernels"] for r in k["regions"]]), "regions")' \
     "$out/$name-regions.json" 2>&1 | tail -1))"
   late "$name" && continue
-  run "$name" "$B/argus" query "${common[@]}" --signals duration,inst_mix --require-gpu || fail=1
-  "$B/argus" query "${common[@]}" --signals duration,inst_mix --json >"$out/$name.json" 2>/dev/null
-  if ! late "$name-latency" &&
-    grep -qE 'cp\.async|cp\.async\.bulk|wgmma' "$out/$name.txt" "$out/$name-regions.json"; then
-    loop=$(deepest_loop "$out/$name-regions.json" "$kernel")
-    run "$name-latency" "$B/argus" query "${common[@]}" ${loop:+--region "$loop"} \
-      --scope iter=0..3 --signals duration,op_latency --require-gpu || fail=1
-    "$B/argus" query "${common[@]}" ${loop:+--region "$loop"} --scope iter=0..3 \
+  if step query; then
+    run "$name" "$B/argus" query "${common[@]}" --signals duration,inst_mix --require-gpu || fail=1
+    "$B/argus" query "${common[@]}" --signals duration,inst_mix --json >"$out/$name.json" 2>/dev/null
+  fi
+  if step latency && ! late "$name-latency" &&
+    grep -qE '"(cp_async|tma_load|wgmma)"|/(cp_async|tma_load|wgmma)"' "$out/$name-regions.json"; then
+    region=$(latency_region "$out/$name-regions.json" "$kernel")
+    run "$name-latency" "$B/argus" query "${common[@]}" ${region:+--region "$region"} \
+      --scope iter=0..1 --signals duration,op_latency --require-gpu || fail=1
+    "$B/argus" query "${common[@]}" ${region:+--region "$region"} --scope iter=0..1 \
       --signals duration,op_latency --json >"$out/$name-latency.json" 2>/dev/null
   fi
+  step paired || continue
   late "$name-paired" && continue
   t0=$(date +%s)
   ROUNDS=${ROUNDS:-10} bash bench/trace_overhead/real_paired.sh "$B/argus" "$out/$name-paired" \

@@ -1,6 +1,9 @@
 #include "argus/evidence/trace_bundle.h"
 #include "argus/support/json_number.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -41,6 +44,31 @@ void addKernelTimes(std::vector<BundleLaunch>& launches, const std::vector<json>
     if (auto it = nsOfSeq.find(launch.info["seq"].get<std::int64_t>()); it != nsOfSeq.end())
       launch.info["kernel_ns"] = it->second;
   }
+}
+
+std::optional<std::uint32_t> overflowCapacity(const std::vector<BundleLaunch>& launches,
+                                              std::uint32_t capacity, std::uint64_t maxBytes) {
+  double scale = 1.0;
+  std::uint64_t slots = 0;
+  for (const BundleLaunch& launch : launches) {
+    const json& info = launch.info;
+    if (!info.is_object() || !info.value("traced", false)) continue;
+    const auto kept = info.value("records", std::uint64_t{0});
+    const auto dropped = info.value("dropped", std::uint64_t{0});
+    const auto warpSlots = info.value("warp_slots", std::uint64_t{0});
+    const auto perWarp = info.value("capacity_per_warp", std::uint64_t{0});
+    if (dropped == 0 || kept == 0 || warpSlots == 0 || perWarp == 0) continue;
+    if (static_cast<double>(kept) < 0.9 * static_cast<double>(warpSlots * perWarp)) continue;
+    scale = std::max(scale, static_cast<double>(kept + dropped) / static_cast<double>(kept));
+    slots = std::max(slots, warpSlots);
+  }
+  if (slots == 0) return std::nullopt;
+  const double wanted = std::ceil(static_cast<double>(capacity) * scale * 1.25);
+  // One full (32-byte) record per place, plus the header: at most maxBytes.
+  const std::uint64_t fits = maxBytes / (slots * 32);
+  const auto next = static_cast<std::uint64_t>(std::min(wanted, static_cast<double>(fits)));
+  if (next <= capacity || next > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  return static_cast<std::uint32_t>(next);
 }
 
 std::optional<std::size_t> kernelStreams(const std::vector<json>& kernels) {

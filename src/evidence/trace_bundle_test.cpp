@@ -76,5 +76,25 @@ TEST(KernelTimes, JoinedToTracedLaunchesBySeq) {
   EXPECT_FALSE(launches[2].info.contains("kernel_ns"));
 }
 
+// Slots that overflowed ask for a capacity that keeps every record (a quarter more than the
+// average need), capped by the buffer's limit; drops with slots far from full (passes without
+// lane 0) and untraced launches ask for nothing.
+TEST(OverflowCapacity, ScalesWhenSlotsWereFull) {
+  std::vector<BundleLaunch> launches(2);
+  launches[0].info = {{"traced", true},
+                      {"records", 2'088'960},
+                      {"dropped", 3'604'480},
+                      {"warp_slots", 4096},
+                      {"capacity_per_warp", 510}};
+  launches[1].info = {{"traced", false}, {"records", 0}, {"dropped", 0}};
+  // (2,088,960 + 3,604,480) / 2,088,960 = 2.73; x 1.25 x 256.
+  EXPECT_EQ(overflowCapacity(launches, 256, 4ull << 30), 873u);
+  EXPECT_EQ(overflowCapacity(launches, 256, 4096ull * 32 * 600), 600u);          // the cap
+  EXPECT_EQ(overflowCapacity(launches, 256, 4096ull * 32 * 200), std::nullopt);  // nothing larger
+  launches[0].info["records"] = 401'408;  // nested_regions: 3072 warps lost a pass each
+  launches[0].info["dropped"] = 131'072;
+  EXPECT_EQ(overflowCapacity(launches, 256, 4ull << 30), std::nullopt);
+}
+
 }  // namespace
 }  // namespace argus::evidence

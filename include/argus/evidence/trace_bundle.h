@@ -56,6 +56,16 @@ struct TraceBundle {
 void addKernelTimes(std::vector<BundleLaunch>& launches,
                     const std::vector<nlohmann::json>& kernels);
 
+/// The records per warp slot (ARGUS_TRACE_CAPACITY, in 32-byte records) that would have kept a
+/// run's dropped records, when its slots overflowed: a traced launch that dropped records while
+/// keeping at least 90 % of what its slots hold (so the drops are full slots, not passes run
+/// without lane 0, which leave slots empty). The capacity scales the used one by (kept +
+/// dropped) / kept, with a quarter more for warps above the average, and is capped so that the
+/// launch's buffer stays within `maxBytes`. nullopt: no launch overflowed, or no larger capacity
+/// fits. `capacity` is the run's ARGUS_TRACE_CAPACITY.
+[[nodiscard]] std::optional<std::uint32_t> overflowCapacity(
+    const std::vector<BundleLaunch>& launches, std::uint32_t capacity, std::uint64_t maxBytes);
+
 /// How many streams the kernels of a kernels.jsonl (the injection library's CUPTI kernel records,
 /// one object a line) ran on: distinct (context, stream) pairs, as CUPTI's stream ids are unique
 /// within a context only. nullopt when no record has a stream (no kernel activity, or a library

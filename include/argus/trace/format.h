@@ -28,6 +28,9 @@ namespace argus::trace {
 /// Name of the `.const` variable (a TraceSymbol) through which the kernel finds its buffer.
 inline constexpr const char* kTraceSymbol = "__argus_trace";
 
+/// Records per warp slot (in 32-byte records) when ARGUS_TRACE_CAPACITY does not say.
+inline constexpr std::uint32_t kDefaultTraceCapacity = 256;
+
 /// The contents of kTraceSymbol. Legacy 8-byte symbols hold only the address.
 struct TraceSymbol {
   std::uint64_t header = 0;  ///< Device address of the TraceHeader; 0 = not tracing.

@@ -159,7 +159,7 @@ struct PendingLaunch {
 
 struct State {
   std::filesystem::path dir;
-  std::uint32_t capacity = 256;
+  std::uint32_t capacity = trace::kDefaultTraceCapacity;
   std::uint64_t maxBytes = 4ull << 30;
   bool compact = true;
   bool verbose = false;
@@ -1114,8 +1114,9 @@ int initialize() {
   State* state = owned.get();
   state->dir = *dir;
   std::error_code ec;
-  state->capacity = static_cast<std::uint32_t>(envNumber("ARGUS_TRACE_CAPACITY", 256));
-  if (state->capacity == 0) state->capacity = 256;
+  state->capacity =
+      static_cast<std::uint32_t>(envNumber("ARGUS_TRACE_CAPACITY", trace::kDefaultTraceCapacity));
+  if (state->capacity == 0) state->capacity = trace::kDefaultTraceCapacity;
   state->maxBytes = envNumber("ARGUS_TRACE_MAX_BYTES", 4ull << 30);
   state->compact = envNumber("ARGUS_TRACE_FULL", 0) == 0;
   state->verbose = envNumber("ARGUS_TRACE_VERBOSE", 0) != 0;

@@ -16,6 +16,7 @@
 #include "argus/evidence/trace_bundle.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
+#include "argus/trace/format.h"
 
 namespace argus::backends {
 namespace {
@@ -95,27 +96,16 @@ Result<InjectionRun> injectionRun(const program::ProgramSpec& spec, const fs::pa
   return run;
 }
 
-Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
-                                                runtime::TaskContext& ctx) {
-  auto exeInput = ctx.inputs.find("executable");
-  if (exeInput == ctx.inputs.end())
-    return fail("region_trace", fmt::format("task `{}` has no `executable` input", ctx.task.id));
-  std::error_code ec;
-  fs::create_directories(ctx.taskDir, ec);
-  auto exe = materializeExecutable(exeInput->second, ctx.taskDir);
-  if (!exe) return std::unexpected(exe.error());
+/// One run of the traced variant `exe` under the injection library, its launches read back
+/// from `traceDir` with their kernel times; `capacity`: ARGUS_TRACE_CAPACITY for this run.
+Result<TraceBundle> runTraced(const program::ProgramSpec& spec, runtime::TaskContext& ctx,
+                              const fs::path& exe, const fs::path& traceDir,
+                              std::optional<std::uint32_t> capacity) {
   TraceBundle bundle;
-  if (auto map = ctx.inputs.find("trace_map"); map != ctx.inputs.end()) {
-    auto text = map->second.read();
-    if (!text) return std::unexpected(text.error());
-    bundle.traceMap = json::parse(*text, nullptr, false);
-    if (bundle.traceMap.is_discarded())
-      return fail("region_trace", "the variant's trace map is not valid JSON");
-  }
-  const fs::path traceDir = ctx.taskDir / "trace";
   auto injection = injectionRun(spec, traceDir);
   if (!injection) return std::unexpected(injection.error());
   auto& environment = injection->environment;
+  if (capacity) environment.emplace_back("ARGUS_TRACE_CAPACITY", std::to_string(*capacity));
   const auto& moduleLoading = injection->moduleLoading;
   const bool turns = ctx.task.isolation.gpuTurns && ctx.device.has_value();
   if (turns) environment.emplace_back("ARGUS_GPU_TURN", gpuTurnFile(*ctx.device).string());
@@ -128,7 +118,7 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
         .count();
   };
   const auto started = epochNs();
-  auto ran = runVariant(spec, ctx, *exe, std::move(environment), "region_trace");
+  auto ran = runVariant(spec, ctx, exe, std::move(environment), "region_trace");
   const auto ended = epochNs();
   if (!ran) return std::unexpected(ran.error());
   const auto& argv = ran->argv;
@@ -182,15 +172,56 @@ Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec
   // Each traced launch's own kernel time (CUPTI, in this run): what the trace cost the kernel,
   // against kernel_duration's untraced one.
   addKernelTimes(bundle.launches, kernels);
+  return bundle;
+}
+
+Result<runtime::TaskOutputs> collectRegionTrace(const program::ProgramSpec& spec,
+                                                runtime::TaskContext& ctx) {
+  auto exeInput = ctx.inputs.find("executable");
+  if (exeInput == ctx.inputs.end())
+    return fail("region_trace", fmt::format("task `{}` has no `executable` input", ctx.task.id));
+  std::error_code ec;
+  fs::create_directories(ctx.taskDir, ec);
+  auto exe = materializeExecutable(exeInput->second, ctx.taskDir);
+  if (!exe) return std::unexpected(exe.error());
+  json traceMap;
+  if (auto map = ctx.inputs.find("trace_map"); map != ctx.inputs.end()) {
+    auto text = map->second.read();
+    if (!text) return std::unexpected(text.error());
+    traceMap = json::parse(*text, nullptr, false);
+    if (traceMap.is_discarded())
+      return fail("region_trace", "the variant's trace map is not valid JSON");
+  }
+  // Run once; when the warps' slots overflowed (and the spec does not set the capacity), once
+  // more with slots that hold every record (overflowCapacity), from a trace folder of its own.
+  const bool capacityFixed = userSetting(spec, "ARGUS_TRACE_CAPACITY").has_value();
+  const std::uint32_t capacity = trace::kDefaultTraceCapacity;
+  auto bundle = runTraced(spec, ctx, *exe, ctx.taskDir / "trace", std::nullopt);
+  if (!bundle) return std::unexpected(bundle.error());
+  if (!capacityFixed)
+    if (const auto larger =
+            evidence::overflowCapacity(bundle->launches, capacity, trace::kTraceWindowBytes)) {
+      std::uint64_t dropped = 0;
+      for (const auto& l : bundle->launches) dropped += l.info.value("dropped", std::uint64_t{0});
+      ctx.log += fmt::format(
+          "region_trace: the warps' trace slots overflowed ({} records dropped at "
+          "ARGUS_TRACE_CAPACITY={}): running again with {}\n",
+          dropped, capacity, *larger);
+      bundle = runTraced(spec, ctx, *exe, ctx.taskDir / "trace-rerun", *larger);
+      if (!bundle) return std::unexpected(bundle.error());
+      bundle->run["slot_overflow_rerun"] = {
+          {"first_capacity", capacity}, {"first_dropped", dropped}, {"capacity", *larger}};
+    }
+  bundle->traceMap = std::move(traceMap);
   size_t traced = 0;
-  for (const auto& l : bundle.launches) traced += !l.buffer.empty();
+  for (const auto& l : bundle->launches) traced += !l.buffer.empty();
   if (traced == 0)
     return fail("region_trace", fmt::format("the program ran, but no launch of a traced kernel "
                                             "was seen ({} launches in all); is the kernel in the "
                                             "variant the program runs?",
-                                            bundle.launches.size()));
+                                            bundle->launches.size()));
   runtime::TaskOutputs outputs;
-  outputs.artifacts["region_trace"] = runtime::Artifact::fromData(encodeBundle(bundle));
+  outputs.artifacts["region_trace"] = runtime::Artifact::fromData(encodeBundle(*bundle));
   return outputs;
 }
 
