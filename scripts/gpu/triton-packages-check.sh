@@ -4,7 +4,7 @@
 # For each package kernel:
 #  NAME-regions.json  `argus regions SPEC --derive loops,ops --json`: the script runs once to dump
 #                     the kernel's PTX, and the derived tree comes back;
-#  NAME.txt/.json     `argus query --derive loops,ops --signals duration,inst_mix` (on every region);
+#  NAME.txt/.json     `argus query (the JSON is the report the workspace kept) --derive loops,ops --signals duration,inst_mix` (on every region);
 #  NAME-latency.*     where the kernel has async ops (cp.async, TMA, WGMMA): op_latency on the
 #                     first async-op region of its deepest derived loop (TMA loads, else cp.async,
 #                     else WGMMA), iterations 0..1 of the loop's trip counter (every op of a
@@ -97,15 +97,14 @@ print(len([r for k in json.load(open(sys.argv[1]))["kernels"] for r in k["region
   late "$name" && continue
   if step query; then
     run "$name" "$B/argus" query "${common[@]}" --signals duration,inst_mix --require-gpu || fail=1
-    "$B/argus" query "${common[@]}" --signals duration,inst_mix --json >"$out/$name.json" 2>/dev/null
+    "$B/argus" report last --workspace "$ws" --json >"$out/$name.json" 2>/dev/null
   fi
   if step latency && ! late "$name-latency" &&
     grep -qE '"(cp_async|tma_load|wgmma)"|/(cp_async|tma_load|wgmma)"' "$out/$name-regions.json"; then
     region=$(latency_region "$out/$name-regions.json" "$kernel")
     run "$name-latency" "$B/argus" query "${common[@]}" ${region:+--region "$region"} \
       --scope iter=0..1 --signals duration,op_latency --require-gpu || fail=1
-    "$B/argus" query "${common[@]}" ${region:+--region "$region"} --scope iter=0..1 \
-      --signals duration,op_latency --json >"$out/$name-latency.json" 2>/dev/null
+    "$B/argus" report last --workspace "$ws" --json >"$out/$name-latency.json" 2>/dev/null
   fi
   step paired || continue
   late "$name-paired" && continue
