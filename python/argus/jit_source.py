@@ -8,10 +8,10 @@ functions that launch them, e.g. ``flash_attn_triton``) are executed, compiled *
 own path and line numbers*: ``inspect.getsource``, which ``triton.jit`` reads, returns the
 unmodified text of the installed file, so Triton compiles exactly the package's kernel.
 
-The same selection as ``tests/data/triton/make_package_fixtures.py`` (which made the checked-in
-PTX/TTGIR fixtures of these kernels), plus ``launchers``: a launcher's ``def`` only binds the
-function; its body runs when the script calls it, with the globals given in ``extra_globals``
-(``torch``) in place of the file's own ``import torch``.
+``tests/data/triton/make_package_fixtures.py`` loads the kernels of the checked-in PTX/TTGIR
+fixtures with it too. ``launchers``, which the fixtures do not use: a launcher's ``def`` only
+binds the function; its body runs when the script calls it, with the globals given in
+``extra_globals`` (``torch``) in place of the file's own ``import torch``.
 """
 
 import ast

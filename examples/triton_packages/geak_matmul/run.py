@@ -13,50 +13,24 @@ PASS; exits 77 without a CUDA GPU, torch, triton or geak-eval.
 Usage: run.py [--reps N]   (launch the kernel N times, default 1)
 """
 
-import argparse
-import importlib.metadata
-import os
 import sys
 
-from argus.digest import tensor_digest  # noqa: E402
-from argus.jit_source import load_jit_functions, package_file  # noqa: E402
+from argus import package_script
+from argus.digest import tensor_digest
+from argus.jit_source import load_jit_functions
 
-
-def skip(reason):
-    print(f"run.py: {reason}", file=sys.stderr)
-    sys.exit(77)
-
-
-def version(dist):
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (no distribution metadata)"
-
-
-try:
-    import torch
-    import triton
-except ImportError as e:
-    skip(f"{e}; needs torch and triton")
-if not torch.cuda.is_available():
-    skip("no CUDA device")
-KERNEL_FILE = package_file("geak_eval", "data/TritonBench/data/TritonBench_G_v1/matmul_kernel.py")
-if KERNEL_FILE is None:
-    skip("geak_eval is not installed (pip install --no-deps geak-eval==0.1.5)")
+torch, triton = package_script.require_cuda()
+KERNEL_FILE = package_script.require_package(
+    "geak_eval", "pip install --no-deps geak-eval==0.1.5",
+    "data/TritonBench/data/TritonBench_G_v1/matmul_kernel.py")
 
 M = N = K = 4096
 BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 64  # the perf harness's call_op
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=1, help="kernel launches (default 1)")
-    reps = ap.parse_args().reps
-    if reps < 1:
-        ap.error("--reps must be at least 1")
-    print(f"geak-eval {version('geak-eval')}, triton {triton.__version__}, "
-          f"torch {torch.__version__}, {torch.cuda.get_device_name()}; kernel from {KERNEL_FILE}")
+    reps = package_script.parse_reps(__doc__)
+    package_script.print_versions("geak-eval", kernel_file=KERNEL_FILE)
     mod = load_jit_functions(KERNEL_FILE, "geak_eval.data.TritonBench.data.TritonBench_G_v1."
                              "matmul_kernel", extra_globals={"torch": torch}, launchers=["matmul"])
     torch.manual_seed(0)

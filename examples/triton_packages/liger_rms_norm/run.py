@@ -10,35 +10,13 @@ PASS; exits 77 without a CUDA GPU, torch, triton or liger-kernel.
 Usage: run.py [--reps N]   (launch the kernel N times, default 1)
 """
 
-import argparse
-import importlib.metadata
-import importlib.util
 import sys
 
-from argus.digest import tensor_digest  # noqa: E402
+from argus import package_script
+from argus.digest import tensor_digest
 
-
-def skip(reason):
-    print(f"run.py: {reason}", file=sys.stderr)
-    sys.exit(77)
-
-
-def version(dist):
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (no distribution metadata)"
-
-
-try:
-    import torch
-    import triton
-except ImportError as e:
-    skip(f"{e}; needs torch and triton")
-if not torch.cuda.is_available():
-    skip("no CUDA device")
-if importlib.util.find_spec("liger_kernel") is None:
-    skip("liger_kernel is not installed (pip install liger-kernel==0.8.5)")
+torch, triton = package_script.require_cuda()
+package_script.require_package("liger_kernel", "pip install liger-kernel==0.8.5")
 
 from liger_kernel.ops.rms_norm import rms_norm_forward  # noqa: E402
 
@@ -46,13 +24,8 @@ ROWS, HIDDEN, EPS = 4096, 4096, 1e-6
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=1, help="kernel launches (default 1)")
-    reps = ap.parse_args().reps
-    if reps < 1:
-        ap.error("--reps must be at least 1")
-    print(f"liger-kernel {version('liger-kernel')}, triton {triton.__version__}, "
-          f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    reps = package_script.parse_reps(__doc__)
+    package_script.print_versions("liger-kernel")
     torch.manual_seed(0)
     x = torch.randn(ROWS, HIDDEN, device="cuda", dtype=torch.bfloat16)
     w = (1 + 0.1 * torch.randn(HIDDEN, device="cuda")).to(torch.bfloat16)

@@ -10,35 +10,13 @@ and prints PASS; exits 77 without a CUDA GPU, torch, triton or liger-kernel.
 Usage: run.py [--reps N]   (launch the kernel N times, default 1)
 """
 
-import argparse
-import importlib.metadata
-import importlib.util
 import sys
 
-from argus.digest import tensor_digest  # noqa: E402
+from argus import package_script
+from argus.digest import tensor_digest
 
-
-def skip(reason):
-    print(f"run.py: {reason}", file=sys.stderr)
-    sys.exit(77)
-
-
-def version(dist):
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (no distribution metadata)"
-
-
-try:
-    import torch
-    import triton
-except ImportError as e:
-    skip(f"{e}; needs torch and triton")
-if not torch.cuda.is_available():
-    skip("no CUDA device")
-if importlib.util.find_spec("liger_kernel") is None:
-    skip("liger_kernel is not installed (pip install liger-kernel==0.8.5)")
+torch, triton = package_script.require_cuda()
+package_script.require_package("liger_kernel", "pip install liger-kernel==0.8.5")
 
 from liger_kernel.ops.swiglu import _should_tile, swiglu_forward  # noqa: E402
 from liger_kernel.ops.utils import calculate_settings  # noqa: E402
@@ -47,16 +25,11 @@ ROWS, COLS = 2048, 14336
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=1, help="kernel launches (default 1)")
-    reps = ap.parse_args().reps
-    if reps < 1:
-        ap.error("--reps must be at least 1")
-    print(f"liger-kernel {version('liger-kernel')}, triton {triton.__version__}, "
-          f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    reps = package_script.parse_reps(__doc__)
+    package_script.print_versions("liger-kernel")
     if _should_tile(COLS):
-        skip("on this GPU (Blackwell) swiglu_forward launches _swiglu_forward_kernel_tiled, "
-             "not _swiglu_forward_kernel")
+        package_script.skip("on this GPU (Blackwell) swiglu_forward launches "
+                            "_swiglu_forward_kernel_tiled, not _swiglu_forward_kernel")
     torch.manual_seed(0)
     a = torch.randn(ROWS, COLS, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(ROWS, COLS, device="cuda", dtype=torch.bfloat16)

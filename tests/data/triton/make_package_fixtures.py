@@ -50,10 +50,11 @@ argument values the way Triton's launcher does it (``native_specialize_impl``: t
 
 How the kernels are loaded without torch: every one of these source files imports torch at the
 top (and the TritonBench files run their tests at import time), so the file is not imported.
-Instead it is parsed with ``ast`` and only its top-level ``import triton...`` / ``from triton...``
+Instead Argus's ``argus.jit_source`` (``python/argus/jit_source.py``, found through this checkout)
+parses it with ``ast`` and executes only its top-level ``import triton...`` / ``from triton...``
 statements, simple constant assignments (e.g. liger's ``_CASTING_MODE_*`` and ``LOG2_E``
-constexprs) and ``@triton.jit`` function definitions are compiled *with the file's own path and
-line numbers* and executed, so ``inspect.getsource`` (which ``triton.jit`` uses) reads the
+constexprs) and ``@triton.jit`` function definitions, compiled *with the file's own path and
+line numbers*, so ``inspect.getsource`` (which ``triton.jit`` uses) reads the
 unmodified text from the installed file.  Names that the package binds under a runtime
 ``if``/``try`` (liger's ``rsqrt`` and ``tanh``) are bound to what that code picks on CUDA with
 Triton >= 3.0: ``triton.language.extra.libdevice.rsqrt`` / ``.tanh``.
@@ -83,14 +84,17 @@ installed and not needed):
 """
 
 import argparse
-import ast
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import types
+
+# The kernel-source loader is Argus's own (python/argus/jit_source.py): the checkout's, ahead of
+# any installed copy.
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                                "python")))
+from argus.jit_source import load_jit_functions, package_file  # noqa: E402
 
 os.environ.pop("TRITON_PTXAS_PATH", None)
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="argus_triton_cache_")
@@ -110,60 +114,10 @@ MAX_PTX_BYTES = 1 << 20
 
 
 def _package_file(package, relpath):
-    spec = importlib.util.find_spec(package)  # finds the package without executing its code
-    if spec is None or not spec.submodule_search_locations:
+    path = package_file(package, relpath)
+    if path is None:
         sys.exit(f"package {package!r} is not installed in this Python ({sys.executable})")
-    return os.path.join(list(spec.submodule_search_locations)[0], relpath)
-
-
-def _is_triton_import(node):
-    if isinstance(node, ast.Import):
-        return all(a.name == "triton" or a.name.startswith("triton.") for a in node.names)
-    if isinstance(node, ast.ImportFrom):
-        return node.level == 0 and (node.module == "triton" or node.module.startswith("triton."))
-    return False
-
-
-def _is_jit_def(node):
-    if not isinstance(node, ast.FunctionDef):
-        return False
-    for d in node.decorator_list:
-        if isinstance(d, ast.Call):
-            d = d.func
-        if ast.unparse(d) in ("triton.jit", "jit"):
-            return True
-    return False
-
-
-def _is_constant_assign(node, known):
-    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-        return False
-    names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-    return names <= known
-
-
-def load_jit_functions(path, module_name, extra_globals=None):
-    """Execute only the Triton imports, constant assignments and @triton.jit defs of ``path``.
-
-    The selected statements keep their original line numbers and are compiled with ``path`` as
-    the file name, so each JITFunction's source is the file's unmodified text.
-    """
-    with open(path) as f:
-        tree = ast.parse(f.read(), filename=path)
-    known = {"tl", "triton", "math"} | set(extra_globals or {})
-    body = []
-    for node in tree.body:
-        if _is_triton_import(node) or _is_jit_def(node):
-            body.append(node)
-        elif _is_constant_assign(node, known):
-            body.append(node)
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                known |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
-    module = types.ModuleType(module_name)
-    module.__file__ = path
-    module.__dict__.update(extra_globals or {})
-    exec(compile(ast.Module(body=body, type_ignores=[]), path, "exec"), module.__dict__)
-    return module
+    return path
 
 
 # --------------------------------------------------------------------------------------------
