@@ -65,7 +65,13 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
   const bool wide = value["total"]["value"].is_object();
   const size_t parts = wide ? 4 : 0;
   const bool percents = value.value("signal", "") != "ncu_source_counters";
-  out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", "region", wide ? "" : "value",
+  // The region column fits the longest name in full (a path is never cut: two regions may share
+  // its first 30 characters), and is at least 30 wide so that short names keep one layout.
+  size_t width = 30;
+  for (const auto& [name, r] : value["regions"].items()) width = std::max(width, name.size());
+  for (const auto& [name, r] : value["source_files"].items())
+    width = std::max(width, name.size() + 2);
+  out += fmt::format("  {:<{}} {:>14} {:>8} {:>10} {:>7}{}\n", "region", width, wide ? "" : "value",
                      "share", "ambiguous", "H bits", wide ? "  value" : "");
   auto row = [&](const std::string& name, const json& r, bool ambiguity) {
     std::string amb = "-", bits = "-";
@@ -74,11 +80,11 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
       bits = fmt::format("{:.2f}", r["ambiguity"].value("mean_entropy_bits", 0.0));
     }
     if (wide)
-      out += fmt::format("  {:<30} {:>14} {:>8} {:>10} {:>7}  {}\n", name.substr(0, 30), "",
+      out += fmt::format("  {:<{}} {:>14} {:>8} {:>10} {:>7}  {}\n", name, width, "",
                          percent(r["share"]), amb, bits, cell(r["value"], parts, percents));
     else
       out += fmt::format(
-          "  {:<30} {:>14} {:>8} {:>10} {:>7}{}\n", name.substr(0, 30), cell(r["value"], 0, false),
+          "  {:<{}} {:>14} {:>8} {:>10} {:>7}{}\n", name, width, cell(r["value"], 0, false),
           percent(r["share"]), amb, bits,
           r.contains("threads_per_inst") && r["threads_per_inst"]["value"].is_number()
               ? fmt::format("  {:.1f} threads/inst", r["threads_per_inst"]["value"].get<double>())
