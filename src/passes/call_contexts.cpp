@@ -18,30 +18,6 @@ size_t depth(const std::string& path) {
 
 }  // namespace
 
-std::string composePath(const std::string& outer, const std::string& inner) {
-  if (outer.empty()) return inner;
-  if (inner.empty()) return outer;
-  return outer + "/" + inner;
-}
-
-std::string directCallee(const ptx::Statement& statement) {
-  if (statement.kind != ptx::Statement::Kind::Instruction ||
-      statement.instruction.baseOpcode() != "call") {
-    return {};
-  }
-  // `call[.uni] [(ret),] target, [(params)][, prototype];`: the first non-list operand.
-  for (const auto& operand : statement.instruction.operands) {
-    if (operand.kind == ptx::Operand::Kind::Vector) continue;
-    return operand.kind == ptx::Operand::Kind::Symbol ? operand.text : std::string();
-  }
-  return {};
-}
-
-bool isIndirectCall(const ptx::Statement& statement) {
-  return statement.kind == ptx::Statement::Kind::Instruction &&
-         statement.instruction.baseOpcode() == "call" && directCallee(statement).empty();
-}
-
 std::vector<std::vector<std::string>> localOwnerPaths(const ptx::Function& function,
                                                       const ptx::FunctionRegions* regions) {
   std::vector<std::vector<std::string>> out(function.body.size(), std::vector<std::string>{""});

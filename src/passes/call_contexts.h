@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "argus/ptx/callee_regions.h"
 #include "argus/ptx/ir.h"
 #include "argus/ptx/regions.h"
 #include "argus/support/status.h"
@@ -25,15 +26,10 @@ struct Owner {
 };
 using OwnerSet = std::set<Owner>;
 
-/// `outer` + "/" + `inner`, where "" is the root on either side.
-[[nodiscard]] std::string composePath(const std::string& outer, const std::string& inner);
-
-/// The named target of a direct call (`call.uni (r), fn, (p);`); empty for other statements and
-/// for indirect calls through a register.
-[[nodiscard]] std::string directCallee(const ptx::Statement& statement);
-
-/// Whether the statement is a call through a register (no static target).
-[[nodiscard]] bool isIndirectCall(const ptx::Statement& statement);
+// Shared with the region analysis, which composes callee regions into kernels' trees.
+using ptx::composePath;
+using ptx::directCallee;
+using ptx::isIndirectCall;
 
 /// Per statement of a function, its function-local owner paths ({""} outside every region).
 [[nodiscard]] std::vector<std::vector<std::string>> localOwnerPaths(

@@ -30,9 +30,12 @@
 // header from the device would cost every kernel an extra predicated store for information the
 // host already has. The decoder reads the base from the trace map.
 //
-// Markers in `.func` functions and in kernels that are not instrumented are stripped: this
-// version traces only markers in the kernel body (analyzeRegions gives each function its own
-// region tree, so a kernel's tree never needs a callee's markers).
+// Markers in functions the kernel calls are traced as the kernel's regions under the calling
+// region (ptx::composeCalleeRegions): the callee writes their records into the calling warp's
+// slot, with the state that records change carried across each call in the trace cell
+// (TraceEmitter::saveState), a parameter added to every function on the way; a callee reached
+// under several calling regions is first copied per region (clone_shared_callees). Markers of
+// kernels that are not instrumented, and of functions only they reach, are stripped.
 //
 // Structure (the MLIR habit): the options are typed (LoweringOptions), declared once in
 // trace::kTraceOptions and parsed by pass_options.h; each instrumented kernel then goes through
@@ -48,6 +51,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -57,6 +61,7 @@
 
 #include <fmt/format.h>
 
+#include "argus/ptx/callee_regions.h"
 #include "argus/ptx/cfg.h"
 #include "argus/ptx/derive.h"
 #include "argus/ptx/divergence.h"
@@ -74,6 +79,12 @@ using ptx::Statement;
 
 constexpr std::string_view kPassName = "lower_markers_to_trace";
 constexpr std::string_view kRegPrefix = "%argus_";
+/// The trace cell's parameter, added last to every function a traced callee is reached through,
+/// and its layout (TraceEmitter::saveState).
+constexpr std::string_view kCellParam = "__argus_cellp";
+constexpr size_t kCellBytes = 32;
+constexpr size_t kCellPlace = 0, kCellCount = 4, kCellPending = 8, kCellPendingMeta = 12,
+                 kCellIteration = 16, kCellMeta = 20, kCellRole = 24;
 
 // The choices' enumerators follow their values' order in trace::kTraceOptions (bindChoice).
 enum class RecordLayout { Full, Compact };
@@ -342,10 +353,14 @@ struct Site {
   const ptx::MarkerSite* site = nullptr;
 };
 
-/// What an instrumented kernel has (analyzeKernel): its regions, roles and markers, the end
-/// markers a warp may run without lane 0, and how each begin marker's iteration is read.
+/// What one function of an instrumented kernel has (analyzeKernel): the kernel's regions (its
+/// own, then those of the functions it calls: ptx::composeCalleeRegions), the roles, this
+/// function's markers, the end markers a warp may run without lane 0, and how each begin
+/// marker's iteration is read. For the kernel and for each traced callee.
 struct KernelFacts {
-  const ptx::FunctionRegions* fr = nullptr;
+  const std::vector<ptx::Region>* all = nullptr;
+  /// Per statement of this function: the regions (indices into `all`) that can own it.
+  std::vector<std::vector<uint32_t>> owners;
   /// Roles in order of first appearance (at most 15; index kNoRole means none).
   std::vector<std::string> roles;
   /// Marker statement -> the region it begins or ends.
@@ -355,8 +370,10 @@ struct KernelFacts {
   std::vector<bool> withoutLaneZero;
   /// Begin marker statement with an `iter=` operand -> how it is copied.
   std::map<size_t, IterationSource> iterations;
+  /// Per statement: a warp may run it without lane 0 (a call there passes that on).
+  std::vector<bool> statementWithoutLaneZero;
 
-  [[nodiscard]] const std::vector<ptx::Region>& regions() const { return fr->regions; }
+  [[nodiscard]] const std::vector<ptx::Region>& regions() const { return *all; }
   [[nodiscard]] uint32_t roleIndex(const std::string& role) const {
     return static_cast<uint32_t>(std::ranges::find(roles, role) - roles.begin());
   }
@@ -380,11 +397,13 @@ Result<std::vector<std::string>> collectRoles(const ptx::Function& kernel,
   return roles;
 }
 
-/// Which region each marker statement begins or ends; refuses a marker of two regions.
+/// Which region each marker statement begins or ends, for the function whose regions are
+/// `regions[first, first + count)`; refuses a marker of two regions.
 Result<std::map<size_t, Site>> collectSites(const ptx::Function& kernel,
-                                            const std::vector<ptx::Region>& regions) {
+                                            const std::vector<ptx::Region>& regions, uint32_t first,
+                                            uint32_t count) {
   std::map<size_t, Site> sites;
-  for (uint32_t k = 0; k < regions.size(); ++k) {
+  for (uint32_t k = first; k < first + count; ++k) {
     for (int pass = 0; pass < 2; ++pass) {
       const auto& list = pass == 0 ? regions[k].begins : regions[k].ends;
       for (const auto& site : list) {
@@ -402,14 +421,13 @@ Result<std::map<size_t, Site>> collectSites(const ptx::Function& kernel,
   return sites;
 }
 
-/// The end markers a warp may run without lane 0 (by ptx::blocksWithoutLaneZero, with the
-/// kernel's block shape when the options give one); refuses a shape no launch can have.
-Result<std::vector<bool>> endsWithoutLaneZero(const ptx::Function& kernel,
-                                              const std::string& fileName,
-                                              const LoweringOptions& options,
-                                              const std::map<size_t, Site>& sites) {
-  std::vector<bool> without(kernel.body.size(), false);
-  if (options.recordStore == RecordStore::Paired) return without;
+/// Per statement: whether a warp may run it without lane 0 (by ptx::blocksWithoutLaneZero, with
+/// the kernel's block shape when the options give one; in a callee, also every statement when
+/// `calledWithout`: some call of it may run without lane 0). Refuses a shape no launch can have.
+Result<std::vector<bool>> withoutLaneZero(const ptx::Function& kernel, const std::string& fileName,
+                                          const LoweringOptions& options, bool calledWithout) {
+  std::vector<bool> without(kernel.body.size(), calledWithout);
+  if (options.recordStore == RecordStore::Paired) return std::vector<bool>(kernel.body.size());
   auto cfg = ptx::buildControlFlowGraph(kernel, fileName);
   if (!cfg) return std::unexpected(cfg.error());
   const auto shape = options.blocks.find(kernel.name);
@@ -422,23 +440,31 @@ Result<std::vector<bool>> endsWithoutLaneZero(const ptx::Function& kernel,
                                         shape->second[2], *conflict));
   const std::vector<bool> blocks = ptx::blocksWithoutLaneZero(
       kernel, *cfg, shape == options.blocks.end() ? std::nullopt : std::optional(shape->second));
-  for (const auto& [statement, site] : sites)
-    without[statement] = !site.begin && blocks[cfg->blockOf[statement]];
+  for (size_t i = 0; i < without.size() && i < cfg->blockOf.size(); ++i)
+    without[i] = without[i] || blocks[cfg->blockOf[i]];
   return without;
 }
 
 /// The analysis step: what the kernel has for tracing. Refuses what a trace cannot record (too
 /// many regions or roles, a marker of two regions, an unusable iteration operand), a kernel
 /// traced before, and lost counting in PTX older than activemask.
-Result<KernelFacts> analyzeKernel(const ptx::Function& kernel, const ptx::FunctionRegions& fr,
+/// `kernel` is the function analyzed (the kernel or a traced callee), `local` its own region
+/// analysis, `all` the kernel's composed regions, of which this function's are
+/// [first, first + local.regions.size()); `roles` the kernel's (collectRoles over `all`).
+Result<KernelFacts> analyzeKernel(const ptx::Function& kernel, const ptx::FunctionRegions& local,
+                                  const std::vector<ptx::Region>& all, uint32_t first,
+                                  std::vector<std::string> roles, bool calledWithoutLaneZero,
                                   const LoweringOptions& options, const std::string& fileName,
                                   const std::string& ptxVersion) {
   KernelFacts facts;
-  facts.fr = &fr;
-  const auto& regions = fr.regions;
+  facts.all = &all;
+  facts.owners.resize(local.owners.size());
+  for (size_t i = 0; i < local.owners.size(); ++i)
+    for (uint32_t r : local.owners[i]) facts.owners[i].push_back(first + r);
+  const auto& regions = all;
   if (regions.size() > trace::kMaxRegions) {
-    return fail("passes", fmt::format("{}: kernel `{}` has {} regions; a trace records at most "
-                                      "{} (12-bit region index)",
+    return fail("passes", fmt::format("{}: kernel `{}` has {} regions with those of the functions "
+                                      "it calls; a trace records at most {} (12-bit region index)",
                                       kPassName, kernel.name, regions.size(), trace::kMaxRegions));
   }
   for (const Statement& s : kernel.body) {
@@ -448,15 +474,16 @@ Result<KernelFacts> analyzeKernel(const ptx::Function& kernel, const ptx::Functi
                                         kPassName, kernel.name, s.variable.name));
     }
   }
-  auto roles = collectRoles(kernel, regions);
-  if (!roles) return std::unexpected(roles.error());
-  facts.roles = std::move(*roles);
-  auto sites = collectSites(kernel, regions);
+  facts.roles = std::move(roles);
+  auto sites = collectSites(kernel, regions, first, static_cast<uint32_t>(local.regions.size()));
   if (!sites) return std::unexpected(sites.error());
   facts.sites = std::move(*sites);
-  auto without = endsWithoutLaneZero(kernel, fileName, options, facts.sites);
+  auto without = withoutLaneZero(kernel, fileName, options, calledWithoutLaneZero);
   if (!without) return std::unexpected(without.error());
-  facts.withoutLaneZero = std::move(*without);
+  facts.withoutLaneZero.assign(kernel.body.size(), false);
+  for (const auto& [statement, site] : facts.sites)
+    facts.withoutLaneZero[statement] = !site.begin && (*without)[statement];
+  facts.statementWithoutLaneZero = std::move(*without);
   // activemask, which counting them needs, is PTX ISA 6.2.
   if (std::ranges::find(facts.withoutLaneZero, true) != facts.withoutLaneZero.end()) {
     unsigned major = 0, minor = 0;
@@ -528,15 +555,32 @@ struct TracePlacement {
   bool lostCounted = false;
   /// Every marker of `sites`, in statement order.
   std::vector<MarkerPlan> markers;
-  /// Compact: the ret/exit statements a closing record precedes.
+  /// Compact: the ret/exit statements a closing record precedes (a callee's exits only).
   std::vector<size_t> exits;
+  /// A traced callee's ret statements, before which it stores the trace cell's state.
+  std::vector<size_t> returns;
+};
+
+/// One function a kernel's trace is written in: the kernel itself (first) or a callee with
+/// regions (ptx::composeCalleeRegions), or a function between them that passes the trace cell on.
+struct TracedFunction {
+  ptx::Function* function = nullptr;
+  KernelFacts facts;
+  bool isKernel = true;
+  /// Writes records (the kernel, a callee with regions); else only passes the cell on.
+  bool records = true;
+  /// A callee's calling region (index into the composed tree): its iteration, meta word and
+  /// role come through the cell, for the callee's top-level regions to inherit.
+  std::optional<uint32_t> context;
+  /// Statements calling a function that takes the trace cell.
+  std::vector<size_t> cellCalls;
 };
 
 /// The regions whose place is taken at their begin markers, and whether their second halves
 /// wait for the warp's next place or exit (both compact only).
-void placeLeaves(const ptx::Function& kernel, const KernelFacts& facts,
-                 const LoweringOptions& options, TracePlacement& p) {
-  const auto& regions = facts.regions();
+void placeLeaves(const std::vector<TracedFunction>& functions, const LoweringOptions& options,
+                 TracePlacement& p) {
+  const auto& regions = functions.front().facts.regions();
   const size_t n = regions.size();
   // record_place=begin: the leaf regions, whose place is taken at their begin markers.
   p.placeAtBegin.assign(n, p.compact && options.recordPlace == RecordPlace::Begin);
@@ -554,11 +598,16 @@ void placeLeaves(const ptx::Function& kernel, const KernelFacts& facts,
   // those): its place would take an older record's second half there. Such kernels store the
   // second half at the end marker. The closing record says which (kClosingPendingBit).
   p.deferEnds = p.compact && std::ranges::find(p.placeAtBegin, true) != p.placeAtBegin.end();
-  const auto& owners = facts.fr->owners;
-  for (size_t i = 0; p.deferEnds && i < kernel.body.size() && i < owners.size(); ++i) {
-    if (!isExit(kernel.body[i])) continue;
-    for (uint32_t r : owners[i])
-      if (p.placeAtBegin[r]) p.deferEnds = false;
+  // The pending half crosses calls (the trace cell carries it), so this is one decision for
+  // the kernel and its traced callees.
+  for (const TracedFunction& f : functions) {
+    const auto& body = f.function->body;
+    const auto& owners = f.facts.owners;
+    for (size_t i = 0; p.deferEnds && i < body.size() && i < owners.size(); ++i) {
+      if (!isExit(body[i])) continue;
+      for (uint32_t r : owners[i])
+        if (p.placeAtBegin[r]) p.deferEnds = false;
+    }
   }
 }
 
@@ -583,51 +632,66 @@ std::vector<std::optional<uint32_t>> fixedRoles(const KernelFacts& facts) {
   return fixed;
 }
 
-/// The placement step: decides for every marker and exit of the kernel what its code does.
-TracePlacement placeRecords(const ptx::Function& kernel, const KernelFacts& facts,
-                            const LoweringOptions& options, const query::Scope& scope,
-                            const std::string& target) {
+/// The placement step: decides for every marker, exit, return and call of the kernel and its
+/// traced callees what its code does; one placement per function, the same kernel-wide choices
+/// (places, pending halves, fixed roles, lost counting) in each.
+std::vector<TracePlacement> placeRecords(const std::vector<TracedFunction>& functions,
+                                         const LoweringOptions& options, const query::Scope& scope,
+                                         const std::string& target) {
   TracePlacement p;
-  const size_t n = facts.regions().size();
+  const KernelFacts& kernelFacts = functions.front().facts;
+  const size_t n = kernelFacts.regions().size();
   p.regionCount = n;
   p.compact = options.compact();
   p.scoped = !scope.all();
   p.paired = options.recordStore == RecordStore::Paired;
   p.elect = smVersion(target) >= 90;
-  placeLeaves(kernel, facts, options, p);
+  placeLeaves(functions, options, p);
   p.fixedRole.assign(n, std::nullopt);
   if (p.compact) {
-    p.fixedRole = fixedRoles(facts);
+    p.fixedRole = fixedRoles(kernelFacts);
     p.pendingInRegionMeta = n == 1 && p.fixedRole[0];
   }
   p.beginsNoted.assign(n, false);
-  for (const auto& [statement, site] : facts.sites) {
-    if (!facts.withoutLaneZero[statement]) continue;
-    p.lostCounted = true;
-    p.beginsNoted[site.region] = true;
-  }
-  for (const auto& [statement, site] : facts.sites) {
-    MarkerPlan m;
-    m.statement = statement;
-    m.site = site;
-    m.countsLost = facts.withoutLaneZero[statement];
-    if (site.begin) {
-      m.takesPlace = p.compact && p.placeAtBegin[site.region];
-      m.notesBegin = p.beginsNoted[site.region];
-    } else if (!p.compact) {
-      m.store = EndStore::Full;
-    } else if (!p.placeAtBegin[site.region]) {
-      m.store = EndStore::Whole;
-    } else {
-      m.store = p.deferEnds ? EndStore::Pending : EndStore::SecondHalf;
+  for (const TracedFunction& f : functions)
+    for (const auto& [statement, site] : f.facts.sites) {
+      if (!f.facts.withoutLaneZero[statement]) continue;
+      p.lostCounted = true;
+      p.beginsNoted[site.region] = true;
     }
-    p.markers.push_back(m);
+  std::vector<TracePlacement> out;
+  for (const TracedFunction& f : functions) {
+    TracePlacement q = p;
+    for (const auto& [statement, site] : f.facts.sites) {
+      MarkerPlan m;
+      m.statement = statement;
+      m.site = site;
+      m.countsLost = f.facts.withoutLaneZero[statement];
+      if (site.begin) {
+        m.takesPlace = q.compact && q.placeAtBegin[site.region];
+        m.notesBegin = q.beginsNoted[site.region];
+      } else if (!q.compact) {
+        m.store = EndStore::Full;
+      } else if (!q.placeAtBegin[site.region]) {
+        m.store = EndStore::Whole;
+      } else {
+        m.store = q.deferEnds ? EndStore::Pending : EndStore::SecondHalf;
+      }
+      q.markers.push_back(m);
+    }
+    const auto& body = f.function->body;
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (!isExit(body[i])) continue;
+      // A callee's ret hands the state back to its caller; an exit ends the thread anywhere.
+      if (!f.isKernel && body[i].instruction.baseOpcode() == "ret") {
+        q.returns.push_back(i);
+      } else if (q.compact) {
+        q.exits.push_back(i);
+      }
+    }
+    out.push_back(std::move(q));
   }
-  if (p.compact) {
-    for (size_t i = 0; i < kernel.body.size(); ++i)
-      if (isExit(kernel.body[i])) p.exits.push_back(i);
-  }
-  return p;
+  return out;
 }
 
 // --- emission ------------------------------------------------------------------------------------
@@ -687,8 +751,87 @@ class TraceEmitter {
   /// 0's closing record.
   [[nodiscard]] std::string closing() const;
 
-  /// The trace map the decoder needs (argus_trace_map 1).
+  // The trace cell: the part of a warp's trace state that changes at records (the place, the
+  // count, the pending second half) crosses a call to a traced callee in 32 bytes of the
+  // calling thread's local memory, whose generic address the callee takes as its last
+  // parameter (kCellParam). The kernel keeps the cell; each callee recomputes the unchanging
+  // state (slot, meta, scope) at its entry as the kernel does. With the calling region's
+  // iteration, meta word and role, for the callee's top-level regions to inherit.
+
+  /// The kernel's cell, at its entry.
+  [[nodiscard]] static std::string cellInKernel() {
+    return fmt::format(
+        "\t.local .align 8 .b8 __argus_cell[{}];\n\t.reg .b64 %argus_cp;\n"
+        "\tmov.u64 %argus_cp, __argus_cell;\n\tcvta.local.u64 %argus_cp, %argus_cp;\n",
+        kCellBytes);
+  }
+  /// A callee's cell address, from its parameter.
+  [[nodiscard]] static std::string cellFromParam() {
+    return fmt::format("\t.reg .b64 %argus_cp;\n\tld.param.u64 %argus_cp, [{}];\n", kCellParam);
+  }
+  /// Before a call taking the cell (or a callee's ret): the changing state into the cell and,
+  /// for a call under region `q`, that region's iteration, meta word and role.
+  [[nodiscard]] std::string saveState(std::optional<uint32_t> q) const {
+    // The full layout's only changing state is the count.
+    std::string text = fmt::format("\tst.u32 [%argus_cp+{}], %argus_cnt;\n", kCellCount);
+    if (p_.compact)
+      text = fmt::format(
+          "\tst.u32 [%argus_cp+{}], %argus_plo;\n\tst.u32 [%argus_cp+{}], %argus_cnt;\n"
+          "\tst.u32 [%argus_cp+{}], %argus_pe;\n",
+          kCellPlace, kCellCount, kCellPending);
+    if (p_.compact && pendingMeta_ == "%argus_pm")
+      text += fmt::format("\tst.u32 [%argus_cp+{}], %argus_pm;\n", kCellPendingMeta);
+    if (!q) return text;
+    text +=
+        fmt::format("\tst.u32 [%argus_cp+{}], %argus_i{};\n\tst.u32 [%argus_cp+{}], %argus_m{};\n",
+                    kCellIteration, *q, kCellMeta, *q);
+    if (p_.scoped && roleClause_)
+      text += fmt::format(
+          "\tselp.u32 %argus_t0, 1, 0, %argus_r{};\n\tst.u32 [%argus_cp+{}], %argus_t0;\n", *q,
+          kCellRole);
+    return text;
+  }
+  /// After a call taking the cell (and at a callee's entry): the changing state back.
+  [[nodiscard]] std::string loadState() const {
+    if (!p_.compact) return fmt::format("\tld.u32 %argus_cnt, [%argus_cp+{}];\n", kCellCount);
+    std::string text = fmt::format(
+        "\tld.u32 %argus_plo, [%argus_cp+{}];\n\tld.u32 %argus_cnt, [%argus_cp+{}];\n"
+        "\tld.u32 %argus_pe, [%argus_cp+{}];\n",
+        kCellPlace, kCellCount, kCellPending);
+    if (pendingMeta_ == "%argus_pm")
+      text += fmt::format("\tld.u32 %argus_pm, [%argus_cp+{}];\n", kCellPendingMeta);
+    // The address of the place last taken (what placeAddress leaves there).
+    return text + "\tmov.b64 %argus_addr, {%argus_plo, %argus_ph};\n";
+  }
+  /// At a callee's entry: its calling region's iteration, meta word and role.
+  [[nodiscard]] std::string loadContext(uint32_t q) const {
+    std::string text =
+        fmt::format("\tld.u32 %argus_i{}, [%argus_cp+{}];\n\tld.u32 %argus_m{}, [%argus_cp+{}];\n",
+                    q, kCellIteration, q, kCellMeta);
+    if (p_.scoped && roleClause_)
+      text += fmt::format(
+          "\tld.u32 %argus_t0, [%argus_cp+{}];\n\tsetp.ne.u32 %argus_r{}, %argus_t0, 0;\n",
+          kCellRole, q);
+    return text;
+  }
+
+  /// The trace map the decoder needs (argus_trace_map 1): the kernel's emitter writes it, and
+  /// each traced callee's markers are added with appendMarkers.
   [[nodiscard]] nlohmann::json traceMap() const;
+
+  /// The trace map's marker rows of one function's sites (`function` named for a callee's).
+  static void appendMarkers(nlohmann::json& list, const KernelFacts& facts,
+                            const std::string& function) {
+    for (const auto& [statement, site] : facts.sites) {
+      nlohmann::json m = {{"region", site.region},
+                          {"kind", site.begin ? "begin" : "end"},
+                          {"ptx_line", site.site->ptx.line}};
+      if (!function.empty()) m["function"] = function;
+      if (!site.site->iteration.empty()) m["iteration"] = site.site->iteration;
+      if (!site.site->role.empty()) m["role"] = site.site->role;
+      list.push_back(std::move(m));
+    }
+  }
 
  private:
   const LoweringOptions& options_;
@@ -1227,43 +1370,45 @@ nlohmann::json TraceEmitter::traceMap() const {
   map["regions"] = std::move(regionList);
   map["roles"] = facts_.roles;
   map["scope"] = scope_.canonical();
-  nlohmann::json markerList = nlohmann::json::array();
-  for (const auto& [statement, site] : facts_.sites) {
-    nlohmann::json m = {{"region", site.region},
-                        {"kind", site.begin ? "begin" : "end"},
-                        {"ptx_line", site.site->ptx.line}};
-    if (!site.site->iteration.empty()) m["iteration"] = site.site->iteration;
-    if (!site.site->role.empty()) m["role"] = site.site->role;
-    markerList.push_back(std::move(m));
-  }
-  map["markers"] = std::move(markerList);
+  map["markers"] = nlohmann::json::array();
+  appendMarkers(map["markers"], facts_, "");
   return map;
 }
 
+/// What spliceTrace writes into one function's body.
+struct Splice {
+  std::string entry;                      ///< After the leading declarations.
+  std::map<size_t, std::string> markers;  ///< Marker statement -> its code (others removed).
+  std::map<size_t, std::string> before;   ///< Statement -> code before it (closing records,
+                                          ///< the cell's state before calls and rets).
+  std::map<size_t, std::string> after;    ///< Statement -> code after it (state after calls).
+};
+
 /// Rebuilds the body: the entry code after the leading declarations, each traced marker (with
-/// its inline-asm wrapper) replaced by its code, every other marker removed, the closing record
-/// before each planned exit.
-Result<void> spliceTrace(ptx::Function& kernel, const std::string& target, const std::string& entry,
-                         const std::map<size_t, std::string>& code, const std::string& closingText,
-                         const std::vector<size_t>& exits, EmissionCounts& counts) {
-  auto entryStatements = parseSnippet(entry, target, kPassName);
+/// its inline-asm wrapper) replaced by its code, every other marker removed, the code planned
+/// before and after statements around them.
+Result<void> spliceTrace(ptx::Function& function, const std::string& target, const Splice& splice,
+                         EmissionCounts& counts) {
+  auto parse = [&](const std::string& text) { return parseSnippet(text, target, kPassName); };
+  auto entryStatements = parse(splice.entry);
   if (!entryStatements) return std::unexpected(entryStatements.error());
-  std::vector<Statement> closing;
-  if (!closingText.empty()) {
-    auto parsed = parseSnippet(closingText, target, kPassName);
-    if (!parsed) return std::unexpected(parsed.error());
-    closing = std::move(*parsed);
-  }
-  std::vector<Statement>& body = kernel.body;
+  std::vector<Statement>& body = function.body;
   std::vector<Statement> out;
-  out.reserve(body.size() + entryStatements->size() + code.size() * 12);
+  out.reserve(body.size() + entryStatements->size() + splice.markers.size() * 12);
   size_t entryAt = 0;
   while (entryAt < body.size() && body[entryAt].kind == Statement::Kind::Variable) ++entryAt;
   std::map<size_t, size_t> spanAt;  // first statement of a marker's span -> the marker
   for (size_t i = 0; i < body.size(); ++i) {
     if (markers::isMarker(body[i])) spanAt[markers::markerSpan(body, i).first] = i;
   }
-  const std::set<size_t> exitAt(exits.begin(), exits.end());
+  auto insert = [&](const std::map<size_t, std::string>& at, size_t i) -> Result<void> {
+    auto it = at.find(i);
+    if (it == at.end()) return {};
+    auto statements = parse(it->second);
+    if (!statements) return std::unexpected(statements.error());
+    for (auto& s : *statements) out.push_back(std::move(s));
+    return {};
+  };
   for (size_t i = 0; i <= body.size();) {
     if (i == entryAt) {
       for (auto& s : *entryStatements) out.push_back(std::move(s));
@@ -1271,21 +1416,17 @@ Result<void> spliceTrace(ptx::Function& kernel, const std::string& target, const
     if (i == body.size()) break;
     auto span = spanAt.find(i);
     if (span == spanAt.end()) {
-      if (exitAt.contains(i)) {
-        // Also before a guarded one: when it is not taken, a later closing record rewrites the
-        // same place.
-        out.insert(out.end(), closing.begin(), closing.end());
-        ++counts.closingSites;
-      }
+      // Also before a guarded exit: when it is not taken, a later closing record rewrites the
+      // same place.
+      if (auto ok = insert(splice.before, i); !ok) return ok;
       out.push_back(std::move(body[i]));
+      if (auto ok = insert(splice.after, i); !ok) return ok;
       ++i;
       continue;
     }
     const size_t marker = span->second;
-    if (auto it = code.find(marker); it != code.end()) {
-      auto statements = parseSnippet(it->second, target, kPassName);
-      if (!statements) return std::unexpected(statements.error());
-      for (auto& s : *statements) out.push_back(std::move(s));
+    if (splice.markers.contains(marker)) {
+      if (auto ok = insert(splice.markers, marker); !ok) return ok;
     } else {
       ++counts.markersStripped;
     }
@@ -1293,6 +1434,32 @@ Result<void> spliceTrace(ptx::Function& kernel, const std::string& target, const
   }
   body = std::move(out);
   return {};
+}
+
+/// The call's argument list (`(param0, ...)`), made when the call has none.
+ptx::Operand& callArguments(ptx::Instruction& call) {
+  auto& ops = call.operands;
+  size_t target = 0;
+  while (target < ops.size() && ops[target].kind == ptx::Operand::Kind::Vector) ++target;
+  const size_t at = target + 1;
+  if (at < ops.size() && ops[at].kind == ptx::Operand::Kind::Vector && ops[at].text == "(")
+    return ops[at];
+  ptx::Operand list;
+  list.kind = ptx::Operand::Kind::Vector;
+  list.text = "(";
+  return *ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(std::min(at, ops.size())),
+                     std::move(list));
+}
+
+/// Passes the cell at call statement `i`: a `.param` of its own (declared and set before the
+/// call, in `before`) as the call's last argument.
+void passCell(ptx::Function& function, size_t i, std::map<size_t, std::string>& before) {
+  const std::string name = fmt::format("__argus_cpa{}", i);
+  before[i] += fmt::format("\t.param .b64 {0};\n\tst.param.b64 [{0}], %argus_cp;\n", name);
+  ptx::Operand arg;
+  arg.kind = ptx::Operand::Kind::Symbol;
+  arg.text = name;
+  callArguments(function.body[i].instruction).elements.push_back(std::move(arg));
 }
 
 class LowerMarkersToTracePass final : public Pass {
@@ -1318,8 +1485,37 @@ class LowerMarkersToTracePass final : public Pass {
 
     auto analysis = ptx::analyzeRegions(module);
     if (!analysis) return std::unexpected(analysis.error());
+    // Own trees first (a traced callee's sites are in its own), then the kernels' composed ones.
+    std::vector<ptx::FunctionRegions> own = *analysis;
+    auto composed = ptx::composeCalleeRegions(module, *analysis);
+    if (!composed) return std::unexpected(composed.error());
+    // A function with regions is traced under one calling region of one kernel: where a traced
+    // kernel reaches one under several, every shared callee gets a copy per calling region
+    // first (clone_shared_callees), as the mapping variant does.
+    const bool calleesTraced = std::ranges::any_of(*composed, [&](const auto& entry) {
+      return !entry.second.instances.empty() &&
+             (options.kernel.empty() || entry.first == options.kernel);
+    });
+    for (const auto& [kernel, callees] : *composed) {
+      if (callees.skipped.empty() || (!options.kernel.empty() && kernel != options.kernel))
+        continue;
+      const auto& why = functionRegions(*analysis, kernel).warnings.back().message;
+      return fail("passes", fmt::format("{}: kernel `{}`: the regions of `{}` cannot be traced: {}",
+                                        kPassName, kernel, callees.skipped.front(), why));
+    }
+    if (calleesTraced) {
+      TransformResult scratch;
+      if (auto cloned = createCloneSharedCalleesPass()->run(module, options, scratch); !cloned)
+        return std::unexpected(cloned.error());
+      analysis = ptx::analyzeRegions(module);
+      if (!analysis) return std::unexpected(analysis.error());
+      own = *analysis;
+      composed = ptx::composeCalleeRegions(module, *analysis);
+      if (!composed) return std::unexpected(composed.error());
+    }
     std::map<std::string, const ptx::FunctionRegions*, std::less<>> regionsOf;
     for (const auto& fr : *analysis) regionsOf[fr.function] = &fr;
+    for (const auto& fr : own) ownRegions_[fr.function] = &fr;
 
     if (!options.kernel.empty()) {
       const ptx::Function* k = module.findFunction(options.kernel);
@@ -1335,23 +1531,27 @@ class LowerMarkersToTracePass final : public Pass {
     }
 
     std::vector<std::string> instrumented;
+    std::set<std::string> traced;  // functions whose markers a kernel's trace lowered
     for (ptx::Function* function : module.functions()) {
-      if (!function->hasBody) continue;
+      if (!function->hasBody || !function->isEntry) continue;
       auto it = regionsOf.find(function->name);
-      const bool selected =
-          function->isEntry &&
-          (options.kernel.empty() ? it != regionsOf.end() && !it->second->regions.empty()
-                                  : function->name == options.kernel);
-      if (!selected || it == regionsOf.end()) {
-        markersStripped_ += markers::stripAll(*function);
-        continue;
-      }
-      auto map = instrumentKernel(*function, *it->second);
+      const bool selected = options.kernel.empty()
+                                ? it != regionsOf.end() && !it->second->regions.empty()
+                                : function->name == options.kernel;
+      if (!selected || it == regionsOf.end()) continue;
+      const auto callees = composed->find(function->name);
+      auto map = instrumentKernel(module, *function, *it->second,
+                                  callees == composed->end() ? nullptr : &callees->second, traced);
       if (!map) return std::unexpected(map.error());
       result.traceMap[function->name] = std::move(*map);
       ++kernelsInstrumented_;
       instrumented.push_back(function->name);
+      traced.insert(function->name);
     }
+    // Markers of the other functions (kernels not traced, callees no traced kernel reaches).
+    for (ptx::Function* function : module.functions())
+      if (function->hasBody && !traced.contains(function->name))
+        markersStripped_ += markers::stripAll(*function);
     if (!instrumented.empty())
       declareTraceSymbol(module, options_.compact(), options_.parted == Parted::Record,
                          instrumented);
@@ -1367,6 +1567,7 @@ class LowerMarkersToTracePass final : public Pass {
   Statistic markersStripped_{this, "markers_stripped",
                              "markers removed without tracing (.func or other kernels)"};
   Statistic regions_{this, "regions", "regions in the trace maps"};
+  Statistic calleesTraced_{this, "callees", "called functions whose regions were traced"};
   Statistic closingSites_{this, "closing_records",
                           "closing-record sites emitted (compact layout: one per ret/exit)"};
   Statistic lostSites_{this, "lost_counts",
@@ -1428,27 +1629,204 @@ class LowerMarkersToTracePass final : public Pass {
     declare(trace::kTraceKernelsSymbol, ".b8", 1, {size}, "{" + bytes + "}", ".global");
   }
 
-  /// One kernel: analysis, placement, emission; returns its trace map.
-  Result<nlohmann::json> instrumentKernel(ptx::Function& kernel, const ptx::FunctionRegions& fr) {
-    auto facts = analyzeKernel(kernel, fr, options_, fileName_, ptxVersion_);
-    if (!facts) return std::unexpected(facts.error());
-    const TracePlacement placement = placeRecords(kernel, *facts, options_, scope_, target_);
+  std::map<std::string, const ptx::FunctionRegions*, std::less<>> ownRegions_;
+
+  static const ptx::FunctionRegions& functionRegions(const std::vector<ptx::FunctionRegions>& all,
+                                                     const std::string& function) {
+    return *std::ranges::find(all, function, &ptx::FunctionRegions::function);
+  }
+
+  /// The functions `kernel`'s trace is written in, in call order: the kernel, then every
+  /// function it calls on the way to a callee with regions (`callees`); refuses what the trace
+  /// cell cannot reach (see below).
+  Result<std::vector<TracedFunction>> tracedFunctions(ptx::Module& module, ptx::Function& kernel,
+                                                      const ptx::FunctionRegions& tree,
+                                                      const ptx::ComposedKernel* callees) {
+    std::vector<TracedFunction> out(1);
+    out[0].function = &kernel;
+    if (callees == nullptr || callees->instances.empty()) return out;
+    auto refuse = [&](const std::string& why) {
+      return fail("passes", fmt::format("{}: kernel `{}`: {}", kPassName, kernel.name, why));
+    };
+    std::map<std::string, const ptx::CalleeInstance*> instanceOf;
+    for (const auto& inst : callees->instances) {
+      auto [it, fresh] = instanceOf.emplace(inst.function, &inst);
+      if (!fresh)
+        return refuse(fmt::format(
+            "`{}` has regions and runs under two regions of the kernel, `{}` and `{}`; a traced "
+            "build records a function's regions under one calling region (its machine code is "
+            "one body): call it from one region, or mark the calling regions instead",
+            inst.function,
+            it->second->context.empty() ? "(outside every region)" : it->second->context,
+            inst.context.empty() ? "(outside every region)" : inst.context));
+    }
+    std::map<std::string, ptx::Function*, std::less<>> bodies;
+    for (ptx::Function* f : module.functions())
+      if (f->hasBody) bodies[f->name] = f;
+    // The carriers: functions reached from the kernel that reach a callee with regions.
+    std::map<std::string, bool> reaches;
+    std::vector<std::string> stack;
+    std::function<Result<bool>(const std::string&)> visit =
+        [&](const std::string& name) -> Result<bool> {
+      if (auto it = reaches.find(name); it != reaches.end()) return it->second;
+      if (std::ranges::find(stack, name) != stack.end()) return false;  // recursion: below
+      stack.push_back(name);
+      bool any = instanceOf.contains(name);
+      for (const Statement& st : bodies.at(name)->body) {
+        const std::string callee = ptx::directCallee(st);
+        if (callee.empty() || !bodies.contains(callee) || bodies.at(callee)->isEntry) continue;
+        if (std::ranges::find(stack, callee) != stack.end() && instanceOf.contains(callee))
+          return refuse(
+              fmt::format("`{}` has regions and is called recursively; regions of "
+                          "recursive functions cannot be traced",
+                          callee));
+        auto r = visit(callee);
+        if (!r) return r;
+        any = any || *r;
+      }
+      stack.pop_back();
+      reaches[name] = any;
+      return any;
+    };
+    if (auto r = visit(kernel.name); !r) return std::unexpected(r.error());
+    std::set<std::string> carriers;
+    for (const auto& [name, yes] : reaches)
+      if (yes && name != kernel.name) carriers.insert(name);
+    // The cell is a parameter: every call of a carrier must be one this kernel makes, by name.
+    for (ptx::Function* f : module.functions()) {
+      if (!f->hasBody) continue;
+      for (const Statement& st : f->body) {
+        if (st.kind != Statement::Kind::Instruction) continue;
+        const std::string callee = ptx::directCallee(st);
+        for (const auto& op : st.instruction.operands)
+          if (op.kind == ptx::Operand::Kind::Symbol && carriers.contains(op.text) &&
+              op.text != callee)
+            return refuse(
+                fmt::format("`{}` leads to regions of called functions, and `{}` takes "
+                            "its address (PTX line {}); a function called through a "
+                            "pointer cannot take the trace's state",
+                            op.text, f->name, st.loc.line));
+        if (!callee.empty() && carriers.contains(callee) && f->isEntry && f != &kernel)
+          return refuse(
+              fmt::format("`{}` leads to regions of called functions and is also called "
+                          "by kernel `{}` (PTX line {}); trace one kernel at a time "
+                          "(--kernel) whose callees no other kernel calls",
+                          callee, f->name, st.loc.line));
+      }
+    }
+    // In the order the walk met them: a caller before its callees.
+    std::vector<std::string> order;
+    for (const auto& inst : callees->instances)
+      if (std::ranges::find(order, inst.function) == order.end()) order.push_back(inst.function);
+    for (const auto& name : carriers)
+      if (!instanceOf.contains(name)) order.insert(order.begin(), name);
+    for (const auto& name : order) {
+      TracedFunction f;
+      f.function = bodies.at(name);
+      f.isKernel = false;
+      f.records = instanceOf.contains(name);
+      if (f.records) f.context = instanceOf.at(name)->parent;
+      out.push_back(std::move(f));
+    }
+    (void)tree;
+    return out;
+  }
+
+  /// One kernel: analysis, placement, emission (in it and its traced callees); returns its
+  /// trace map. `traced` gets the functions whose markers were lowered.
+  Result<nlohmann::json> instrumentKernel(ptx::Module& module, ptx::Function& kernel,
+                                          const ptx::FunctionRegions& tree,
+                                          const ptx::ComposedKernel* callees,
+                                          std::set<std::string>& traced) {
+    auto functions = tracedFunctions(module, kernel, tree, callees);
+    if (!functions) return std::unexpected(functions.error());
+    std::set<std::string> carriers;
+    for (size_t i = 1; i < functions->size(); ++i) carriers.insert((*functions)[i].function->name);
+    auto roles = collectRoles(kernel, tree.regions);
+    if (!roles) return std::unexpected(roles.error());
+    // Facts per function, callers first: a callee is run without lane 0 where a call may be.
+    std::map<std::string, bool> calledWithout;
+    for (TracedFunction& f : *functions) {
+      const ptx::FunctionRegions* local = ownRegions_.at(f.function->name);
+      uint32_t first = 0;
+      if (!f.isKernel)
+        for (const auto& inst : callees->instances)
+          if (inst.function == f.function->name) first = inst.first;
+      auto facts = analyzeKernel(*f.function, *local, tree.regions, first, *roles,
+                                 calledWithout[f.function->name], options_, fileName_, ptxVersion_);
+      if (!facts) return std::unexpected(facts.error());
+      if (!f.records) facts->sites.clear();
+      f.facts = std::move(*facts);
+      const auto& body = f.function->body;
+      for (size_t i = 0; i < body.size(); ++i) {
+        const std::string callee = ptx::directCallee(body[i]);
+        if (!carriers.contains(callee)) continue;
+        f.cellCalls.push_back(i);
+        if (f.facts.statementWithoutLaneZero[i]) calledWithout[callee] = true;
+      }
+    }
+    std::vector<TracedFunction> recording;
+    for (const TracedFunction& f : *functions)
+      if (f.records) recording.push_back(f);
+    const std::vector<TracePlacement> placements =
+        placeRecords(recording, options_, scope_, target_);
     EmissionCounts counts;
-    TraceEmitter emit(options_, scope_, kernel, *facts, placement, counts);
-    const std::string entry = emit.entry();
-    std::map<size_t, std::string> code;  // marker statement -> instrumentation text
-    for (const MarkerPlan& m : placement.markers) code[m.statement] = emit.marker(m);
-    const std::string closing = placement.compact ? emit.closing() : std::string();
-    nlohmann::json map = emit.traceMap();
-    const Result<void> spliced =
-        spliceTrace(kernel, target_, entry, code, closing, placement.exits, counts);
+    nlohmann::json map;
+    size_t next = 0;
+    for (TracedFunction& f : *functions) {
+      Splice splice;
+      const TracePlacement* placement = f.records ? &placements[next++] : nullptr;
+      std::optional<TraceEmitter> emit;
+      if (placement != nullptr) {
+        emit.emplace(options_, scope_, *f.function, f.facts, *placement, counts);
+        splice.entry = emit->entry();
+        for (const MarkerPlan& m : placement->markers)
+          splice.markers[m.statement] = emit->marker(m);
+        for (size_t i : placement->exits) {
+          splice.before[i] += emit->closing();
+          ++counts.closingSites;
+        }
+      }
+      if (f.isKernel) {
+        if (!f.cellCalls.empty()) splice.entry += TraceEmitter::cellInKernel();
+        map = emit->traceMap();
+      } else {
+        splice.entry += TraceEmitter::cellFromParam();
+        if (emit) {
+          splice.entry += emit->loadState();
+          if (f.context) splice.entry += emit->loadContext(*f.context);
+          for (size_t i : placement->returns) splice.before[i] += emit->saveState(std::nullopt);
+          TraceEmitter::appendMarkers(map["markers"], f.facts, f.function->name);
+        }
+        ptx::VariableDecl cell;
+        cell.stateSpace = ".param";
+        cell.type = ".b64";
+        cell.name = std::string(kCellParam);
+        for (ptx::Function* g : module.functions())
+          if (g->name == f.function->name) g->params.push_back(cell);
+      }
+      for (size_t i : f.cellCalls) {
+        if (emit) {
+          // The calling region: the call's owner, else the function's own calling region.
+          std::optional<uint32_t> q = f.context;
+          if (i < f.facts.owners.size() && f.facts.owners[i].size() == 1) q = f.facts.owners[i][0];
+          splice.before[i] += emit->saveState(q);
+          splice.after[i] += emit->loadState();
+        }
+        passCell(*f.function, i, splice.before);
+      }
+      emit.reset();
+      const Result<void> spliced = spliceTrace(*f.function, target_, splice, counts);
+      if (!spliced) return std::unexpected(spliced.error());
+      traced.insert(f.function->name);
+      if (!f.isKernel && f.records) ++calleesTraced_;
+    }
     markersLowered_ += counts.markersLowered;
     recordSites_ += counts.recordSites;
     markersStripped_ += counts.markersStripped;
     closingSites_ += counts.closingSites;
     lostSites_ += counts.lostSites;
-    if (!spliced) return std::unexpected(spliced.error());
-    regions_ += placement.regionCount;
+    regions_ += tree.regions.size();
     return map;
   }
 };

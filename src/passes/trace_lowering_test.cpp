@@ -487,14 +487,107 @@ TEST(TraceLowering, TracingTwiceIsAnError) {
   EXPECT_NE(result.error().message.find("traced before"), std::string::npos);
 }
 
-TEST(TraceLowering, FunctionMarkersAreStrippedNotTraced) {
+/// Assembles `module` with ptxas, or skips the test where ptxas cannot run.
+void expectAssembles(const ptx::Module& module, const std::string& what) {
+  auto dir = makeTempDir("argus-trace-callee");
+  ASSERT_TRUE(dir.has_value());
+  auto built = assemble(ptx::printModule(module), module.target(), *dir, "traced");
+  fs::remove_all(*dir);
+  if (!built.ok && built.message.find("ptxas failed") == std::string::npos)
+    GTEST_SKIP() << built.message;
+  EXPECT_TRUE(built.ok) << what << ": " << built.message;
+}
+
+std::vector<std::string> mapPaths(const nlohmann::json& map) {
+  std::vector<std::string> out;
+  for (const auto& r : map["regions"]) out.push_back(r["path"]);
+  return out;
+}
+
+// nvcc's PTX of examples/callee_regions: a __noinline__ helper with regions `load` and `combine`,
+// called from the kernel's loop region `tiles/tile`. Its regions are traced as the kernel's
+// `tiles/tile/load` and `tiles/tile/combine`, through the trace cell it now takes.
+TEST(TraceLowering, CalleeRegionsAreTracedUnderTheCallingRegion) {
+  for (const char* layout : {"compact", "full"}) {
+    ptx::Module module = loadModule(dataDir() / "ptx" / "examples_callee_regions.ptx");
+    ASSERT_FALSE(HasFailure());
+    auto result = applyTransforms(module, {"lower_markers_to_trace"},
+                                  optionsFor("", {{"record_layout", layout}}));
+    ASSERT_TRUE(result.has_value()) << result.error().text();
+    const std::string text = ptx::printModule(module);
+    EXPECT_EQ(text.find("@argus"), std::string::npos);
+    const auto& map = result->traceMap["callee_regions"];
+    EXPECT_EQ(mapPaths(map), (std::vector<std::string>{"tiles", "tiles/tile", "tiles/tile/load",
+                                                       "tiles/tile/combine"}));
+    EXPECT_EQ(map["regions"][2]["parent"], 1);
+    // The helper's markers are in the map, named by their function.
+    size_t calleeMarkers = 0;
+    for (const auto& m : map["markers"])
+      calleeMarkers += m.value("function", "") == "_Z8tileStepPKfii";
+    EXPECT_EQ(calleeMarkers, 4u);
+    EXPECT_EQ(result->statistics["lower_markers_to_trace"]["callees"].get<uint64_t>(), 1u);
+    const ptx::Function* helper = module.findFunction("_Z8tileStepPKfii");
+    ASSERT_NE(helper, nullptr);
+    ASSERT_FALSE(helper->params.empty());
+    EXPECT_EQ(helper->params.back().name, "__argus_cellp");
+    // Four records: tiles and tile in the kernel, load and combine in the helper.
+    EXPECT_EQ(result->statistics["lower_markers_to_trace"]["records"].get<uint64_t>(), 4u);
+    // The helper inherits the tile's iteration through the cell.
+    EXPECT_NE(text.find("ld.u32 %argus_i1, [%argus_cp+16]"), std::string::npos) << layout;
+    expectAssembles(module, layout);
+  }
+}
+
+// examples/nested_regions' out-of-line helper has a region `transform` and is called from two
+// regions: the traced build gives each calling region its own copy (clone_shared_callees), and
+// both run as regions of the kernel.
+TEST(TraceLowering, CalleeUnderTwoRegionsGetsACopyPerRegion) {
   ptx::Module module = loadModule(dataDir() / "ptx" / "examples_nested_regions.ptx");
   ASSERT_FALSE(HasFailure());
   auto result = applyTransforms(module, {"lower_markers_to_trace"}, {});
   ASSERT_TRUE(result.has_value()) << result.error().text();
   EXPECT_EQ(ptx::printModule(module).find("@argus"), std::string::npos);
   EXPECT_FALSE(result->traceMap.contains("_Z18transformOutOfLinef"));
-  EXPECT_GE(result->statistics["lower_markers_to_trace"]["markers_stripped"].get<uint64_t>(), 2u);
+  const auto paths = mapPaths(result->traceMap["nested_regions"]);
+  EXPECT_NE(std::ranges::find(paths, "main/body/producer/transform"), paths.end());
+  EXPECT_NE(std::ranges::find(paths, "main/body/consumer/combine/transform"), paths.end());
+  EXPECT_EQ(result->statistics["lower_markers_to_trace"]["callees"].get<uint64_t>(), 2u);
+  size_t copies = 0;
+  for (const ptx::Function* f : module.functions())
+    copies += f->name.starts_with("_Z18transformOutOfLinef__argus_");
+  EXPECT_EQ(copies, 2u);
+  expectAssembles(module, "nested_regions");
+}
+
+// A kernel traced alone (--kernel) keeps the markers of functions only other kernels call out of
+// its trace; a kernel without marked callees is traced as before (no cell, no copies).
+TEST(TraceLowering, KernelsWithoutMarkedCalleesTakeNoCell) {
+  ptx::Module module = loadModule(dataDir() / "ptx" / "examples_shared_callee.ptx");
+  ASSERT_FALSE(HasFailure());
+  auto result = applyTransforms(module, {"lower_markers_to_trace"}, {});
+  ASSERT_TRUE(result.has_value()) << result.error().text();
+  const std::string text = ptx::printModule(module);
+  EXPECT_EQ(text.find("__argus_cell"), std::string::npos);
+  EXPECT_EQ(text.find("__argus_cpa"), std::string::npos);
+  EXPECT_EQ(result->statistics["lower_markers_to_trace"]["callees"].get<uint64_t>(), 0u);
+}
+
+// A marked function reached recursively is refused with the function named.
+TEST(TraceLowering, RecursiveCalleeWithRegionsIsRefused) {
+  const std::string m = "\t// begin inline asm\n\t// @argus begin r\n\t// end inline asm\n";
+  const std::string e = "\t// begin inline asm\n\t// @argus end r\n\t// end inline asm\n";
+  const std::string k = "\t// begin inline asm\n\t// @argus begin k\n\t// end inline asm\n";
+  const std::string ke = "\t// begin inline asm\n\t// @argus end k\n\t// end inline asm\n";
+  auto module =
+      ptx::parseModule(".version 8.8\n.target sm_90a\n.address_size 64\n\n.func rec()\n{\n" + m +
+                           "\tcall.uni rec;\n" + e + "\tret;\n}\n.visible .entry kern()\n{\n" + k +
+                           "\tcall.uni rec;\n" + ke + "\tret;\n}\n",
+                       "rec.ptx");
+  ASSERT_TRUE(module.has_value()) << module.error().text();
+  auto result = applyTransforms(*module, {"lower_markers_to_trace"}, {});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_NE(result.error().text().find("`rec` is reached recursively"), std::string::npos)
+      << result.error().text();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,29 @@ json positionJson(const ptx::MarkerSite& site) {
 }  // namespace
 
 constexpr size_t kMaxTreeIndent = 32;
+
+namespace {
+
+/// Region indices in tree order, each followed by its subtree: a kernel's tree lists the regions
+/// of the functions it calls after its own (ptx::composeCalleeRegions), under their calling
+/// regions. Iterative, so a deep tree needs no deep stack.
+std::vector<size_t> treeOrder(const std::vector<ptx::Region>& regions) {
+  std::vector<size_t> order;
+  order.reserve(regions.size());
+  std::vector<size_t> stack;
+  for (size_t i = regions.size(); i-- > 0;)
+    if (!regions[i].parent) stack.push_back(i);
+  while (!stack.empty()) {
+    const size_t r = stack.back();
+    stack.pop_back();
+    order.push_back(r);
+    const auto& children = regions[r].children;
+    for (auto c = children.rbegin(); c != children.rend(); ++c) stack.push_back(*c);
+  }
+  return order;
+}
+
+}  // namespace
 
 json regionsJson(const RegionTree& tree) {
   json kernels = json::array();
@@ -76,7 +100,8 @@ RegionsText regionsText(const RegionTree& tree) {
     fmt::format_to(out, "{} {}\n", fn.isEntry ? "kernel" : "function",
                    program::demangle(fn.function));
     if (fn.regions.empty()) fmt::format_to(out, "  (no regions)\n");
-    for (const auto& r : fn.regions) {
+    for (const size_t index : treeOrder(fn.regions)) {
+      const auto& r = fn.regions[index];
       size_t depth = static_cast<size_t>(std::count(r.path.begin(), r.path.end(), '/'));
       std::string where;
       if (!r.begins.empty()) {

@@ -8,6 +8,7 @@
 
 #include "argus/passes/transforms.h"
 #include "argus/program/program.h"
+#include "argus/ptx/callee_regions.h"
 #include "argus/ptx/cfg.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
@@ -59,6 +60,9 @@ Result<report::RegionTree> regions(const RegionsRequest& request) {
   if (!module) return std::unexpected(module.error());
   auto analysis = ptx::analyzeRegions(*module);
   if (!analysis) return std::unexpected(analysis.error());
+  // Each kernel's tree with the regions of the functions it calls, under the calling region.
+  if (auto composed = ptx::composeCalleeRegions(*module, *analysis); !composed)
+    return std::unexpected(composed.error());
   return report::RegionTree{request.target, "ptx", std::move(*analysis)};
 }
 

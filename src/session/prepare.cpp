@@ -13,6 +13,7 @@
 #include "argus/program/checkout.h"
 #include "argus/program/program.h"
 #include "argus/program/triton.h"
+#include "argus/ptx/callee_regions.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
 #include "argus/session/query.h"
@@ -97,6 +98,9 @@ Result<planner::ProgramContext> programContext(const std::string& target,
   if (!module) return std::unexpected(module.error());
   auto regions = ptx::analyzeRegions(*module);
   if (!regions) return std::unexpected(regions.error());
+  // A kernel's tree includes the regions of the functions it calls, under the calling region.
+  if (auto composed = ptx::composeCalleeRegions(*module, *regions); !composed)
+    return std::unexpected(composed.error());
   planner::ProgramContext context{target, source->version, std::move(*regions), language};
   context.gpus = gpus;
   if (!derive.empty()) {

@@ -1,7 +1,9 @@
 // Region analysis and async-op discovery over parsed PTX: markers, nesting, ownership, the
 // source positions of every region, and the op sites of the whole module; then regions derived
-// from its loops and ops (argus/ptx/derive.h), placed on its edges and checked again.
+// from its loops and ops (argus/ptx/derive.h), placed on its edges and checked again; and the
+// kernels' trees with their callees' regions composed in (argus/ptx/callee_regions.h).
 #include "argus/analysis/discover.h"
+#include "argus/ptx/callee_regions.h"
 #include "argus/ptx/derive.h"
 #include "argus/ptx/parser.h"
 #include "argus/ptx/regions.h"
@@ -22,6 +24,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                       "a region's ID is regionId(kernel, path)");
         fuzz::require(!region.parent || *region.parent < i, "a parent precedes its children");
       }
+  }
+  if (regions) {
+    // Callee regions composed into each kernel's tree keep the tree's invariants.
+    auto composed = *regions;
+    if (ptx::composeCalleeRegions(*module, composed))
+      for (const auto& function : composed)
+        for (size_t i = 0; i < function.regions.size(); ++i) {
+          const ptx::Region& region = function.regions[i];
+          fuzz::require(region.id == ptx::regionId(function.function, region.path),
+                        "a composed region's ID is regionId(kernel, path)");
+          fuzz::require(!region.parent || *region.parent < i,
+                        "a composed region's parent precedes it");
+          for (uint32_t c : region.children)
+            fuzz::require(c < function.regions.size() && function.regions[c].parent == i,
+                          "a composed region's children name it as parent");
+        }
   }
   auto sites = analysis::discoverAsyncOps(*module, "", "");
   if (sites) (void)analysis::toJson(*sites);

@@ -9,7 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-examples=(cp_async_pipeline nested_regions shared_callee tma_gemm warp_specialized)
+examples=(callee_regions cp_async_pipeline nested_regions shared_callee tma_gemm warp_specialized)
 max_bytes=$((2 * 1024 * 1024))
 
 cd "$root"
