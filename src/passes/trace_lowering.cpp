@@ -1640,7 +1640,6 @@ class LowerMarkersToTracePass final : public Pass {
   /// function it calls on the way to a callee with regions (`callees`); refuses what the trace
   /// cell cannot reach (see below).
   Result<std::vector<TracedFunction>> tracedFunctions(ptx::Module& module, ptx::Function& kernel,
-                                                      const ptx::FunctionRegions& tree,
                                                       const ptx::ComposedKernel* callees) {
     std::vector<TracedFunction> out(1);
     out[0].function = &kernel;
@@ -1714,12 +1713,19 @@ class LowerMarkersToTracePass final : public Pass {
                           callee, f->name, st.loc.line));
       }
     }
-    // In the order the walk met them: a caller before its callees.
+    // Callers before their callees (a reverse post-order of the carriers' call graph), so that a
+    // call's lane-0 state reaches the callee's analysis.
     std::vector<std::string> order;
-    for (const auto& inst : callees->instances)
-      if (std::ranges::find(order, inst.function) == order.end()) order.push_back(inst.function);
-    for (const auto& name : carriers)
-      if (!instanceOf.contains(name)) order.insert(order.begin(), name);
+    std::set<std::string> seen;
+    std::function<void(const std::string&)> post = [&](const std::string& name) {
+      if (!seen.insert(name).second) return;
+      for (const Statement& st : bodies.at(name)->body)
+        if (const std::string callee = ptx::directCallee(st); carriers.contains(callee))
+          post(callee);
+      if (name != kernel.name) order.push_back(name);
+    };
+    post(kernel.name);
+    std::ranges::reverse(order);
     for (const auto& name : order) {
       TracedFunction f;
       f.function = bodies.at(name);
@@ -1728,7 +1734,6 @@ class LowerMarkersToTracePass final : public Pass {
       if (f.records) f.context = instanceOf.at(name)->parent;
       out.push_back(std::move(f));
     }
-    (void)tree;
     return out;
   }
 
@@ -1738,7 +1743,7 @@ class LowerMarkersToTracePass final : public Pass {
                                           const ptx::FunctionRegions& tree,
                                           const ptx::ComposedKernel* callees,
                                           std::set<std::string>& traced) {
-    auto functions = tracedFunctions(module, kernel, tree, callees);
+    auto functions = tracedFunctions(module, kernel, callees);
     if (!functions) return std::unexpected(functions.error());
     std::set<std::string> carriers;
     for (size_t i = 1; i < functions->size(); ++i) carriers.insert((*functions)[i].function->name);
