@@ -31,6 +31,11 @@ ensure_debian_packages setup "${debian_packages[@]}"
 # --all (the test suite): Chromium, for the HTML report's browser test (python/tests/test_html.py
 # renders a report headless and reads the DOM back).
 if ((all)); then ensure_debian_packages "setup (browser test)" chromium; fi
+# --all: a one-node Slurm cluster for the runtime's Slurm tests (tests/slurm/local_cluster.sh
+# starts it in a temporary folder and stops it; nothing is started here).
+if ((all)); then
+  ensure_debian_packages "setup (Slurm tests)" munge slurmctld slurmd slurm-client
+fi
 
 # CUDA toolkit: required for the examples and for every PTX pass check (ptxas).
 export PATH="/usr/local/cuda/bin:$PATH"

@@ -20,6 +20,8 @@ struct QueryCommandOptions {
   std::string chromeTraceOut;
   std::string htmlOut;  ///< --html: the report as a self-contained page
   std::size_t concurrentProbes = session::defaultConcurrentProbes();
+  std::string executor = "local";  ///< --executor local|slurm
+  runtime::SlurmOptions slurm;
 };
 
 int runQuery(const QueryCommandOptions& o) {
@@ -34,6 +36,7 @@ int runQuery(const QueryCommandOptions& o) {
   settings.progress = !o.json || o.progress;
   if (!o.chromeTraceOut.empty()) settings.timeline = o.chromeTraceOut;
   if (!o.htmlOut.empty()) settings.html = o.htmlOut;
+  if (o.executor == "slurm") settings.slurm = o.slurm;
   auto run = session::runQuery(*prepared, settings);
   if (!run) return reportError(run.error());
   if (o.json) {
@@ -93,6 +96,16 @@ std::vector<Command> addQueryCommands(CLI::App& app) {
   verb->add_option("--chrome-trace", o->chromeTraceOut,
                    "Write the timeline of the query's collections (region traces, system traces "
                    "of every process) as Chrome/Perfetto JSON to this file");
+  verb->add_option("--executor", o->executor,
+                   "Where the program's runs (every collection) execute: local (default: this "
+                   "machine) or slurm (each run a Slurm job by srun, with --gres=gpu:N and --time "
+                   "from its task; the task folders must be on a file system the nodes share; "
+                   "this process stays the workspace's only writer; docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  verb->add_option("--slurm-partition", o->slurm.partition,
+                   "With --executor slurm: the partition (default: the cluster's)");
+  verb->add_option("--slurm-account", o->slurm.account,
+                   "With --executor slurm: the account to charge");
   verb->add_option(
           "--concurrent-probes", o->concurrentProbes,
           "op_latency probe processes started at once per GPU (default: 8, or the host's CPU "

@@ -72,10 +72,19 @@ Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskCon
                         ? limit
                         : std::min(limit, std::max(left, std::chrono::seconds(1)));
   options.environment = std::move(environment);
-  if (ctx.device) options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
+  const runtime::WorkerLauncher* launcher = ctx.launcher;
+  if (ctx.device && (launcher == nullptr || !launcher->assignsDevices()))
+    options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
   for (const auto& [key, value] : run.environment) options.environment.emplace_back(key, value);
 
-  auto result = runProcess(ran.argv, options);
+  // On a launcher (--executor slurm) the program runs as a job of its own, in the spec's folder,
+  // with the task's GPUs and time limit; the job is cancelled after however the run ended.
+  const runtime::LaunchRequest launch{
+      ctx.task.id, *options.workingDirectory, ctx.device ? std::max(ctx.task.gpus, 1u) : 0u,
+      std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout)};
+  auto result =
+      runProcess(launcher != nullptr ? launcher->wrap(ran.argv, launch) : ran.argv, options);
+  if (launcher != nullptr) launcher->cleanup(launch);
   if (!result) {
     ctx.timedOut = result.error().message.find("did not finish") != std::string::npos;
     return fail(who, fmt::format("running `{}`: {}", ran.argv.front(), result.error().message));

@@ -317,6 +317,7 @@ class Run {
     ctx->inputs = std::move(inputs);
     ctx->evidence = std::move(evidence);
     ctx->cancelFlag = &stop_;
+    ctx->launcher = options_.launcher;
     if (n.task.needs(Requirement::Gpu)) {
       if (devices_.empty()) {
         finishUnrun(i, TaskState::Failed,

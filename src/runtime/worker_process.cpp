@@ -303,11 +303,20 @@ Result<TaskOutputs> WorkerProcessExecutor::execute(TaskContext& ctx) {
   options.workingDirectory = dir;
   options.environment = environment(ctx);
   options.environment["ARGUS_TASK_DIR"] = dir.string();
-  if (ctx.device) options.environment["CUDA_VISIBLE_DEVICES"] = *ctx.device;
+  if (ctx.device && (ctx.launcher == nullptr || !ctx.launcher->assignsDevices()))
+    options.environment["CUDA_VISIBLE_DEVICES"] = *ctx.device;
   options.deadline = ctx.deadline;
   options.cancelFlag = ctx.cancelFlag;
   auto argv = command(ctx);
-  auto exit = runWorker(argv, options);
+  LaunchRequest launch{ctx.task.id, dir, ctx.device ? std::max(ctx.task.gpus, 1u) : 0u, {}};
+  if (ctx.deadline != std::chrono::steady_clock::time_point::max())
+    launch.timeLimit = std::chrono::duration_cast<std::chrono::milliseconds>(
+        ctx.deadline - std::chrono::steady_clock::now());
+  // On a launcher (a Slurm job): stopped with SIGTERM first (srun then cancels its job), and
+  // the job cancelled after, however the worker ended.
+  if (ctx.launcher != nullptr) options.terminateGrace = std::chrono::seconds(5);
+  auto exit = runWorker(ctx.launcher != nullptr ? ctx.launcher->wrap(argv, launch) : argv, options);
+  if (ctx.launcher != nullptr) ctx.launcher->cleanup(launch);
   if (!exit) return std::unexpected(exit.error());
   ctx.log += exit->output;
   (void)writeFile(dir / "worker.log", exit->output);

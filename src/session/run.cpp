@@ -219,6 +219,12 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
   runtime::WorkspaceResultStore store(*ws);
   runtime::ProgressObserver progress;
   runtime::RunOptions options;
+  std::optional<runtime::SlurmLauncher> slurm;
+  if (settings.slurm) {
+    if (auto ok = runtime::checkSlurm(*settings.slurm); !ok) return std::unexpected(ok.error());
+    slurm.emplace(*settings.slurm);
+    options.launcher = &*slurm;
+  }
   options.devices = devices;
   options.maxTasksPerDevice = 1;
   options.maxTurnTasksPerDevice = settings.concurrentProbes;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "argus/runtime/launcher.h"
 #include "argus/runtime/task.h"
 #include "argus/support/status.h"
 
@@ -62,6 +63,8 @@ struct TaskContext {
   std::filesystem::path taskDir;  ///< Private scratch directory; created on first use.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancelFlag = nullptr;
+  /// Where a worker process runs (RunOptions::launcher); null = this machine.
+  const WorkerLauncher* launcher = nullptr;
 
   std::string log;        ///< Text kept as the task log (worker stdout/stderr, messages).
   bool timedOut = false;  ///< Set by an executor that stopped the task at its deadline.

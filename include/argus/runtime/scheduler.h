@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "argus/runtime/executor.h"
+#include "argus/runtime/launcher.h"
 #include "argus/runtime/observer.h"
 #include "argus/runtime/plan.h"
 #include "argus/runtime/result_store.h"
@@ -49,6 +50,9 @@ struct RunOptions {
   std::vector<RunObserver*> observers;
   /// Cancellation flag checked while the run waits (e.g. interruptFlag()). Not owned.
   const std::atomic<bool>* cancelFlag = nullptr;
+  /// Where worker processes run (launcher.h): null = this machine; a SlurmLauncher makes each
+  /// worker a Slurm job. Not owned.
+  const WorkerLauncher* launcher = nullptr;
   /// How often the scheduler wakes up to check cancellation and call onTick.
   std::chrono::milliseconds tick{20};
 };

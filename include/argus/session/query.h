@@ -13,6 +13,7 @@
 #include "argus/planner/recipe.h"
 #include "argus/query/query.h"
 #include "argus/report/report.h"
+#include "argus/runtime/launcher.h"
 #include "argus/support/status.h"
 #include "argus/workspace/ids.h"
 
@@ -54,6 +55,9 @@ struct RunSettings {
   /// Where to write the report as one HTML page with the timeline (report::writeHtml); none: no
   /// page.
   std::optional<std::filesystem::path> html{};
+  /// --executor slurm: every program run (the collections) as a Slurm job (runtime/launcher.h);
+  /// none: on this machine.
+  std::optional<runtime::SlurmOptions> slurm{};
 };
 
 /// A finished query.

@@ -1,0 +1,221 @@
+// The runtime's workers as jobs of a real Slurm cluster: one node, this machine, started for the
+// suite by tests/slurm/local_cluster.sh (Debian's munged, slurmctld, slurmd) and stopped after.
+// Tasks run a shell worker through SlurmLauncher: they must run as Slurm jobs, publish their
+// outputs through the coordinator, and a job cancelled mid-run or past its deadline must fail only
+// its own branch, leave no job behind, and run again alone on the next run.
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "argus/runtime/launcher.h"
+#include "argus/runtime/scheduler.h"
+#include "argus/support/process.h"
+#include "runtime_test_util.h"
+
+namespace argus::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using test::task;
+
+/// The suite's cluster: started once, stopped at the end; `skip` says why when it cannot start.
+class Cluster {
+ public:
+  static Cluster& get() {
+    static Cluster cluster;
+    return cluster;
+  }
+  ~Cluster() {
+    if (!dir_.empty()) (void)runProcess({ARGUS_SLURM_CLUSTER, "stop", dir_.string()});
+  }
+  std::string skip;
+
+ private:
+  Cluster() {
+    auto root = makeTempDir("argus-slurm");
+    if (!root) {
+      skip = root.error().text();
+      return;
+    }
+    auto started = runProcess({ARGUS_SLURM_CLUSTER, "start", (*root / "cluster").string()},
+                              {.timeout = std::chrono::seconds(60)});
+    if (!started || started->exitCode != 0) {
+      skip =
+          "no Slurm cluster could start here: " + (started ? started->err : started.error().text());
+      return;
+    }
+    dir_ = *root / "cluster";
+    ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
+  }
+  fs::path dir_;
+};
+
+/// A worker: a shell script run in the task directory, which writes `out` and the manifest;
+/// ARGUS_TEST_SCRIPT (before the outputs) is the test's own part.
+std::shared_ptr<Executor> shellWorker(const std::string& before) {
+  return std::make_shared<CommandExecutor>(std::vector<std::string>{
+      "sh", "-c",
+      before + "\necho \"job=$SLURM_JOB_ID\"\nprintf '%s' \"$SLURM_JOB_ID\" > out.txt\n"
+               "printf '{\"argus_manifest\": 1, \"status\": \"ok\", \"outputs\": {\"out\": "
+               "\"out.txt\"}}' > manifest.json\n"});
+}
+
+/// Whether a job of this process is still known to Slurm 10 s on (a cancelled job completes
+/// within the cluster's KillWait of 2 s).
+bool jobsLeft() {
+  for (int i = 0; i < 50; ++i) {
+    auto q = runProcess({"squeue", "--noheader", "--format=%j"});
+    if (q && q->out.find(fmt::format("argus-{}-", ::getpid())) == std::string::npos) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return true;
+}
+
+class SlurmRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Cluster::get().skip.empty()) GTEST_SKIP() << Cluster::get().skip;
+    root_ = *makeTempDir("argus-slurm-run");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty()) fs::remove_all(root_, ec);
+  }
+  RunReport run(const Plan& plan, const ExecutorRegistry& registry) {
+    RunOptions o;
+    o.cpuThreads = 2;
+    o.workRoot = root_ / fmt::format("run{}", runs_++);
+    o.launcher = &launcher_;
+    Scheduler s(registry, store_, o);
+    auto r = s.run(plan);
+    EXPECT_TRUE(r) << r.error().text();
+    return r ? std::move(*r) : RunReport{};
+  }
+
+  fs::path root_;
+  int runs_ = 0;
+  MemoryResultStore store_;
+  SlurmLauncher launcher_{SlurmOptions{}};
+};
+
+TEST(SlurmLauncherCommand, OneJobPerWorkerWithItsGpusAndTimeLimit) {
+  SlurmOptions options;
+  options.partition = "gpu";
+  options.account = "kernels";
+  SlurmLauncher launcher(options);
+  const LaunchRequest request{"collect/p0", "/shared/t", 2, std::chrono::milliseconds(61'000)};
+  const auto argv = launcher.wrap({"worker", "--x"}, request);
+  const auto has = [&](const std::string& a) {
+    return std::find(argv.begin(), argv.end(), a) != argv.end();
+  };
+  EXPECT_EQ(argv.front(), "srun");
+  EXPECT_TRUE(has(fmt::format("--job-name=argus-{}-collect_p0", ::getpid())));
+  EXPECT_TRUE(has("--chdir=/shared/t"));
+  EXPECT_TRUE(has("--gres=gpu:2"));
+  EXPECT_TRUE(has("--time=2"));  // 61 s, in whole minutes rounded up
+  EXPECT_TRUE(has("--partition=gpu"));
+  EXPECT_TRUE(has("--account=kernels"));
+  ASSERT_GE(argv.size(), 3u);
+  EXPECT_EQ((std::vector<std::string>(argv.end() - 3, argv.end())),
+            (std::vector<std::string>{"--", "worker", "--x"}));
+  // A CPU task asks for no GPU.
+  const auto cpu = launcher.wrap({"w"}, LaunchRequest{"t", "/d", 0, std::nullopt});
+  EXPECT_EQ(std::find_if(cpu.begin(), cpu.end(),
+                         [](const std::string& a) { return a.starts_with("--gres"); }),
+            cpu.end());
+}
+
+TEST_F(SlurmRun, WorkersRunAsJobsAndTheCoordinatorPublishes) {
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));
+  Plan plan;
+  ASSERT_TRUE(plan.add(task("a", "shell")));
+  ASSERT_TRUE(plan.add(task("b", "shell", {"in=a.out"})));
+  RunReport r = run(plan, registry);
+  ASSERT_TRUE(r.ok()) << r.toText();
+  for (const char* id : {"a", "b"}) {
+    const TaskReport* t = r.find(id);
+    ASSERT_NE(t, nullptr);
+    EXPECT_NE(t->log.find("job="), std::string::npos) << t->log;
+    auto published = store_.lookup(t->memoKey);
+    ASSERT_TRUE(published.has_value()) << id << " was not published";
+    auto bytes = published->artifacts.at("out").read();
+    ASSERT_TRUE(bytes) << bytes.error().text();
+    EXPECT_FALSE(bytes->empty()) << id << " ran outside a Slurm job";
+    EXPECT_EQ(std::string(bytes->begin(), bytes->end()).find_first_not_of("0123456789"),
+              std::string::npos)
+        << *bytes;
+  }
+  EXPECT_FALSE(jobsLeft());
+}
+
+TEST_F(SlurmRun, AJobCancelledMidRunFailsOnlyItsBranchAndRerunsAlone) {
+  const fs::path flag = root_ / "started";
+  const fs::path attempts = root_ / "attempts";
+  // Task `slow` signals that it started and, on its first attempt, waits to be cancelled.
+  const std::string slow =
+      fmt::format("echo x >> '{0}'\nif [ $(wc -l < '{0}') -eq 1 ]; then touch '{1}'; sleep 120; fi",
+                  attempts.string(), flag.string());
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));
+  ASSERT_TRUE(registry.add({"slow", "slow worker", shellWorker(slow)}));
+  Plan plan;
+  ASSERT_TRUE(plan.add(task("fast", "shell")));
+  ASSERT_TRUE(plan.add(task("slow", "slow")));
+  ASSERT_TRUE(plan.add(task("after", "shell", {"in=slow.out"})));
+  std::thread killer([&] {
+    for (int i = 0; i < 600 && !fs::exists(flag); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)runProcess({"scancel", fmt::format("--name=argus-{}-slow", ::getpid())});
+  });
+  RunReport first = run(plan, registry);
+  killer.join();
+  EXPECT_EQ(first.find("fast")->outcome.state, TaskState::Succeeded);
+  EXPECT_EQ(first.find("slow")->outcome.state, TaskState::Failed) << first.toText();
+  EXPECT_NE(first.find("after")->outcome.state, TaskState::Succeeded);
+  EXPECT_FALSE(store_.lookup(first.find("slow")->memoKey).has_value())
+      << "a cancelled job published an output";
+  EXPECT_FALSE(jobsLeft());
+  // The next run executes only what did not finish.
+  RunReport second = run(plan, registry);
+  ASSERT_TRUE(second.ok()) << second.toText();
+  EXPECT_FALSE(second.find("fast")->executed);
+  EXPECT_TRUE(second.find("slow")->executed);
+  EXPECT_TRUE(second.find("after")->executed);
+}
+
+TEST_F(SlurmRun, AJobPastItsDeadlineIsCancelledInSlurmToo) {
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"sleepy", "sleeping worker", shellWorker("sleep 120")}));
+  Plan plan;
+  TaskDescriptor t = task("sleepy", "sleepy");
+  t.timeoutSeconds = 3;
+  ASSERT_TRUE(plan.add(t));
+  const auto start = std::chrono::steady_clock::now();
+  RunReport r = run(plan, registry);
+  EXPECT_EQ(r.find("sleepy")->outcome.state, TaskState::TimedOut) << r.toText();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  EXPECT_FALSE(jobsLeft()) << "the job outlived its worker";
+}
+
+TEST(SlurmCheck, SaysWhatIsMissing) {
+  SlurmOptions absent;
+  absent.srun = "/nonexistent/srun";
+  auto missing = checkSlurm(absent);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().text().find("Debian: slurm-client"), std::string::npos)
+      << missing.error().text();
+  if (!Cluster::get().skip.empty()) GTEST_SKIP() << Cluster::get().skip;
+  auto ok = checkSlurm(SlurmOptions{});
+  EXPECT_TRUE(ok) << (ok ? "" : ok.error().text());
+  SlurmOptions other;
+  other.partition = "nosuchpartition";
+  auto unknown = checkSlurm(other);
+  EXPECT_FALSE(unknown);
+}
+
+}  // namespace
+}  // namespace argus::runtime
