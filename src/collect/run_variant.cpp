@@ -80,7 +80,7 @@ Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskCon
   // On a launcher (--executor slurm) the program runs as a job of its own, in the spec's folder,
   // with the task's GPUs and time limit; the job is cancelled after however the run ended.
   const runtime::LaunchRequest launch{
-      ctx.task.id, *options.workingDirectory, ctx.device ? std::max(ctx.task.gpus, 1u) : 0u,
+      ctx.task.id, *options.workingDirectory, runtime::devicesIn(ctx.device),
       std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout)};
   auto result =
       runProcess(launcher != nullptr ? launcher->wrap(ran.argv, launch) : ran.argv, options);

@@ -12,6 +12,11 @@
 
 namespace argus::runtime {
 
+unsigned devicesIn(const std::optional<std::string>& device) {
+  if (!device || device->empty()) return 0;
+  return static_cast<unsigned>(std::count(device->begin(), device->end(), ',')) + 1;
+}
+
 std::string SlurmLauncher::jobName(const LaunchRequest& request) {
   // Slurm job names are free text; keep them to characters every shell and squeue shows as is.
   std::string task;

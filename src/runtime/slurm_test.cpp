@@ -128,6 +128,12 @@ TEST(SlurmLauncherCommand, OneJobPerWorkerWithItsGpusAndTimeLimit) {
             cpu.end());
 }
 
+TEST(SlurmLauncherCommand, AWholeDeviceTaskAsksForEachOfItsGpus) {
+  EXPECT_EQ(devicesIn(std::nullopt), 0u);
+  EXPECT_EQ(devicesIn(std::string("3")), 1u);
+  EXPECT_EQ(devicesIn(std::string("0,1")), 2u);
+}
+
 TEST_F(SlurmRun, WorkersRunAsJobsAndTheCoordinatorPublishes) {
   ExecutorRegistry registry;
   ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));

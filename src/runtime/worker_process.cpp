@@ -308,7 +308,7 @@ Result<TaskOutputs> WorkerProcessExecutor::execute(TaskContext& ctx) {
   options.deadline = ctx.deadline;
   options.cancelFlag = ctx.cancelFlag;
   auto argv = command(ctx);
-  LaunchRequest launch{ctx.task.id, dir, ctx.device ? std::max(ctx.task.gpus, 1u) : 0u, {}};
+  LaunchRequest launch{ctx.task.id, dir, devicesIn(ctx.device), {}};
   if (ctx.deadline != std::chrono::steady_clock::time_point::max())
     launch.timeLimit = std::chrono::duration_cast<std::chrono::milliseconds>(
         ctx.deadline - std::chrono::steady_clock::now());

@@ -25,6 +25,10 @@ struct LaunchRequest {
   std::optional<std::chrono::milliseconds> timeLimit;
 };
 
+/// GPUs a task bound to `device` uses: the ids in it ("0,1" for a whole-device task of two);
+/// 0 for a CPU task.
+[[nodiscard]] unsigned devicesIn(const std::optional<std::string>& device);
+
 class WorkerLauncher {
  public:
   virtual ~WorkerLauncher() = default;
