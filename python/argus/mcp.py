@@ -161,6 +161,9 @@ class QuerySummary(BaseModel):
     failures: list[dict[str, Any]]
     run: dict[str, Any] = Field(description="Task counts of the run")
     trace_cost: Optional[dict[str, Any]] = None
+    report: Optional[str] = Field(
+        None, description="The artifact the workspace kept this report as (a57): "
+                          "fetch_artifact reads it, `argus report a57` prints it again")
 
 
 class ForkResult(BaseModel):
@@ -618,10 +621,21 @@ def _progress_token(ctx: Context) -> Any:
     return meta.get("progress_token") or meta.get("progressToken")
 
 
-async def _stream_progress(args: list[str], ctx: Context) -> dict:
+# The engine's last stderr line of a query: `argus: query: report kept as a57 (...)`.
+_REPORT_KEPT = re.compile(r"report kept as (a[0-9]+)")
+
+
+def _kept_report(stderr: str) -> Optional[str]:
+    """The artifact id the engine says it kept the query's report as, if it says so."""
+    found = _REPORT_KEPT.findall(stderr)
+    return found[-1] if found else None
+
+
+async def _stream_progress(args: list[str], ctx: Context) -> tuple[dict, Optional[str]]:
     """Runs ``argus query ... --json --progress`` once: forwards every progress line the engine
     prints on stderr as an MCP progress notification, and returns the report from stdout (exit
-    1, some task failed, still has one); another exit is the engine's error."""
+    1, some task failed, still has one) with the artifact id it was kept as; another exit is the
+    engine's error."""
     last = -1.0
     command = [argus.engine(), *args]
     process = await anyio.open_process(command, stdin=subprocess.DEVNULL,
@@ -677,15 +691,23 @@ async def _stream_progress(args: list[str], ctx: Context) -> dict:
         raise argus.ArgusError(message or stdout.strip() or f"exit {process.returncode}",
                                command, process.returncode, stdout)
     try:
-        return json.loads(stdout)
+        return json.loads(stdout), _kept_report("\n".join(other))
     except json.JSONDecodeError as e:
         raise argus.ArgusError(f"the engine's output is not JSON ({e}): {stdout[:200]!r}",
                                command, process.returncode, stdout) from None
 
 
 def _query_summary(raw_args: list[str], top_k: int, workspace: Optional[str]) -> QuerySummary:
-    raw = argus._run(raw_args, ok_codes=(0, 1))
-    return summarize_report(raw, top_k, workspace)
+    proc = argus._engine_run(raw_args, ok_codes=(0, 1))
+    stdout = proc.stdout.decode(errors="replace")
+    try:
+        raw = json.loads(stdout)
+    except json.JSONDecodeError as e:
+        raise argus.ArgusError(f"the engine's output is not JSON ({e}): {stdout[:200]!r}",
+                               proc.args, proc.returncode, stdout) from None
+    summary = summarize_report(raw, top_k, workspace)
+    summary.report = _kept_report(proc.stderr.decode(errors="replace"))
+    return summary
 
 
 @_tool
@@ -715,8 +737,10 @@ async def run_query(
     if _progress_token(ctx) is not None:
         # One run: the report on stdout, the progress lines on stderr (--progress).
         with _engine_errors():
-            raw = await _stream_progress([*json_args, "--progress"], ctx)
-        return summarize_report(raw, top_k, ws)
+            raw, kept = await _stream_progress([*json_args, "--progress"], ctx)
+        summary = summarize_report(raw, top_k, ws)
+        summary.report = kept
+        return summary
     return await _call(_query_summary, json_args, top_k, ws)
 
 

@@ -152,6 +152,11 @@ class Server(unittest.IsolatedAsyncioTestCase):
                 self.assertIn("needs a GPU", tasks["collect/p0"])
                 self.assertEqual(q["failures"], [])
                 self.assertEqual(q["workspace"], ws)
+                # The report the workspace kept, which fetch_artifact reads back.
+                self.assertRegex(q["report"] or "", r"^a[0-9]+$")
+                kept = await self.call(s, "fetch_artifact", {"workspace": ws,
+                                                             "artifact": q["report"]})
+                self.assertIn("argus.report/1", json.dumps(kept))
                 # The engine's progress lines arrived as notifications, increasing.
                 self.assertTrue(progress)
                 self.assertTrue(all(b[0] > a[0] for a, b in zip(progress, progress[1:])))
