@@ -11,26 +11,15 @@
 namespace argus::ptx {
 namespace {
 
+using testing::functionRegions;
 using testing::parseOrDie;
+using testing::regionPaths;
 
 std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-const FunctionRegions& find(const std::vector<FunctionRegions>& all, const std::string& name) {
-  for (const auto& fr : all)
-    if (fr.function == name) return fr;
-  ADD_FAILURE() << "no function " << name;
-  return all.front();
-}
-
-std::vector<std::string> paths(const FunctionRegions& f) {
-  std::vector<std::string> out;
-  for (const auto& r : f.regions) out.push_back(r.path);
-  return out;
 }
 
 std::string marker(const char* kind, const std::string& name) {
@@ -55,14 +44,14 @@ TEST(CalleeRegions, ExampleHelperRegionsRunUnderTheCallingLoopRegion) {
       readFile(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx/examples_callee_regions.ptx"));
   auto analysis = analyzeRegions(m);
   ASSERT_TRUE(analysis) << analysis.error().text();
-  const auto helperPaths = paths(find(*analysis, "_Z8tileStepPKfii"));
+  const auto helperPaths = regionPaths(functionRegions(*analysis, "_Z8tileStepPKfii"));
   auto composed = composeCalleeRegions(m, *analysis);
   ASSERT_TRUE(composed) << composed.error().text();
-  const FunctionRegions& kernel = find(*analysis, "callee_regions");
-  EXPECT_EQ(paths(kernel), (std::vector<std::string>{"tiles", "tiles/tile", "tiles/tile/load",
-                                                     "tiles/tile/combine"}));
+  const FunctionRegions& kernel = functionRegions(*analysis, "callee_regions");
+  EXPECT_EQ(regionPaths(kernel), (std::vector<std::string>{"tiles", "tiles/tile", "tiles/tile/load",
+                                                           "tiles/tile/combine"}));
   // The helper's own tree is unchanged.
-  EXPECT_EQ(paths(find(*analysis, "_Z8tileStepPKfii")), helperPaths);
+  EXPECT_EQ(regionPaths(functionRegions(*analysis, "_Z8tileStepPKfii")), helperPaths);
   EXPECT_EQ(helperPaths, (std::vector<std::string>{"load", "combine"}));
   ASSERT_EQ(composed->count("callee_regions"), 1u);
   const ComposedKernel& ck = composed->at("callee_regions");
@@ -89,9 +78,9 @@ TEST(CalleeRegions, OneHelperUnderTwoRegionsAndOutsideEvery) {
   auto composed = composeCalleeRegions(m, *analysis);
   ASSERT_TRUE(composed) << composed.error().text();
   // Two calls from `b` share one composed region; the call outside every region adds `work`.
-  EXPECT_EQ(paths(find(*analysis, "k")),
+  EXPECT_EQ(regionPaths(functionRegions(*analysis, "k")),
             (std::vector<std::string>{"a", "b", "a/work", "b/work", "work"}));
-  EXPECT_EQ(find(*analysis, "k").regions[4].parent, std::nullopt);
+  EXPECT_EQ(functionRegions(*analysis, "k").regions[4].parent, std::nullopt);
   EXPECT_EQ(composed->at("k").instances.size(), 3u);
 }
 
@@ -112,7 +101,8 @@ TEST(CalleeRegions, ThroughAFunctionWithoutRegions) {
   auto analysis = analyzeRegions(m);
   ASSERT_TRUE(analysis) << analysis.error().text();
   ASSERT_TRUE(composeCalleeRegions(m, *analysis));
-  EXPECT_EQ(paths(find(*analysis, "k")), (std::vector<std::string>{"outer", "outer/inner"}));
+  EXPECT_EQ(regionPaths(functionRegions(*analysis, "k")),
+            (std::vector<std::string>{"outer", "outer/inner"}));
 }
 
 TEST(CalleeRegions, RecursionIsSkippedWithAWarning) {
@@ -126,10 +116,11 @@ TEST(CalleeRegions, RecursionIsSkippedWithAWarning) {
   ASSERT_TRUE(analysis) << analysis.error().text();
   auto composed = composeCalleeRegions(m, *analysis);
   ASSERT_TRUE(composed) << composed.error().text();
-  EXPECT_EQ(paths(find(*analysis, "k")), (std::vector<std::string>{"r"}));
+  EXPECT_EQ(regionPaths(functionRegions(*analysis, "k")), (std::vector<std::string>{"r"}));
   EXPECT_EQ(composed->at("k").skipped, (std::vector<std::string>{"rec"}));
-  ASSERT_FALSE(find(*analysis, "k").warnings.empty());
-  EXPECT_NE(find(*analysis, "k").warnings.back().message.find("recursively"), std::string::npos);
+  ASSERT_FALSE(functionRegions(*analysis, "k").warnings.empty());
+  EXPECT_NE(functionRegions(*analysis, "k").warnings.back().message.find("recursively"),
+            std::string::npos);
 }
 
 TEST(CalleeRegions, KernelsWithoutMarkedCalleesAreUnchanged) {
@@ -137,11 +128,11 @@ TEST(CalleeRegions, KernelsWithoutMarkedCalleesAreUnchanged) {
       readFile(std::filesystem::path(ARGUS_TEST_DATA_DIR) / "ptx/examples_shared_callee.ptx"));
   auto analysis = analyzeRegions(m);
   ASSERT_TRUE(analysis) << analysis.error().text();
-  const auto before = paths(find(*analysis, "shared_callee"));
+  const auto before = regionPaths(functionRegions(*analysis, "shared_callee"));
   auto composed = composeCalleeRegions(m, *analysis);
   ASSERT_TRUE(composed) << composed.error().text();
   EXPECT_TRUE(composed->empty());
-  EXPECT_EQ(paths(find(*analysis, "shared_callee")), before);
+  EXPECT_EQ(regionPaths(functionRegions(*analysis, "shared_callee")), before);
 }
 
 }  // namespace

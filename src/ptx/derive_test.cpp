@@ -16,8 +16,10 @@
 namespace argus::ptx {
 namespace {
 
+using testing::functionRegions;
 using testing::kernelPtx;
 using testing::parseOrDie;
+using testing::regionPaths;
 
 /// A fixture of tests/data/ptx (README.md there says how each was made).
 Module fixture(const std::string& name) {
@@ -44,19 +46,6 @@ Result<std::vector<FunctionRegions>> derived(Module& module, const RegionDefinit
   return analyzeRegions(*again);
 }
 
-const FunctionRegions& kernel(const std::vector<FunctionRegions>& all, const std::string& name) {
-  for (const auto& f : all)
-    if (f.function == name) return f;
-  ADD_FAILURE() << "no function " << name;
-  return all.front();
-}
-
-std::vector<std::string> paths(const FunctionRegions& f) {
-  std::vector<std::string> out;
-  for (const auto& r : f.regions) out.push_back(r.path);
-  return out;
-}
-
 const Region* find(const FunctionRegions& f, const std::string& path) {
   for (const auto& r : f.regions)
     if (r.path == path) return &r;
@@ -69,12 +58,12 @@ TEST(DeriveRegions, LoopsNestAsTheyNestAndAreNamedByTheirLine) {
   Module m = fixture("derive_loops.ptx");
   auto regions = derived(m, list("loops"));
   ASSERT_TRUE(regions) << regions.error().text();
-  const auto& k = kernel(*regions, kNested);
+  const auto& k = functionRegions(*regions, kNested);
   // The `for r` loop (line 12) holds the `for k` loop (line 13); nvcc unrolls the inner one by
   // 4 with a remainder, and both of its loops are code of line 13: one region.
   const std::vector<std::string> want{"loop_derive_loops_12",
                                       "loop_derive_loops_12/loop_derive_loops_13"};
-  EXPECT_EQ(paths(k), want);
+  EXPECT_EQ(regionPaths(k), want);
   const Region* outer = find(k, "loop_derive_loops_12");
   ASSERT_NE(outer, nullptr);
   EXPECT_EQ(outer->selector, "loops");
@@ -90,8 +79,8 @@ TEST(DeriveRegions, OpsNestInsideTheLoopsThatHoldThem) {
   Module m = fixture("derive_loops.ptx");
   auto regions = derived(m, list("loops,ops,op:ld_global,func:_Z5scalefi"));
   ASSERT_TRUE(regions) << regions.error().text();
-  const auto& k = kernel(*regions, kNested);
-  const auto p = paths(k);
+  const auto& k = functionRegions(*regions, kNested);
+  const auto p = regionPaths(k);
   auto has = [&](const std::string& path) {
     return std::find(p.begin(), p.end(), path) != p.end();
   };
@@ -115,7 +104,7 @@ TEST(DeriveRegions, RegionsInsideALoopCarryItsTripNumber) {
   Module m = fixture("derive_loops.ptx");
   auto regions = derived(m, list("loops,ops,op:ld_global"));
   ASSERT_TRUE(regions) << regions.error().text();
-  const auto& k = kernel(*regions, kNested);
+  const auto& k = functionRegions(*regions, kNested);
   const Region* outer = find(k, "loop_derive_loops_12");
   const Region* inner = find(k, "loop_derive_loops_12/loop_derive_loops_13");
   const Region* barrier = find(k, "loop_derive_loops_12/bar_sync");
@@ -204,7 +193,7 @@ TEST(DeriveRegions, IdsAreTheSameAfterARecompileWithOtherFlags) {
   auto ra = derived(a, list("loops"));
   ASSERT_TRUE(ra) << ra.error().text();
   std::vector<std::string> ids;
-  for (const auto& r : kernel(*ra, kNested).regions) ids.push_back(r.id);
+  for (const auto& r : functionRegions(*ra, kNested).regions) ids.push_back(r.id);
   EXPECT_EQ(ids.size(), 2u);
   EXPECT_EQ(ids[1], regionId(kNested, "loop_derive_loops_12/loop_derive_loops_13"));
 }
@@ -225,7 +214,7 @@ TEST(DeriveRegions, RefinesAMarkedRegionByOperations) {
   ASSERT_TRUE(regions) << regions.error().text();
   const auto& k = *std::find_if(regions->begin(), regions->end(),
                                 [](const FunctionRegions& f) { return f.isEntry; });
-  const auto p = paths(k);
+  const auto p = regionPaths(k);
   EXPECT_NE(std::find(p.begin(), p.end(), "mainloop/wait"), p.end()) << ::testing::PrintToString(p);
   const Region* w = find(k, "mainloop/wait");
   ASSERT_NE(w, nullptr);
@@ -293,7 +282,7 @@ TEST(DeriveRegions, ALineRangeWithTwoEntriesIsRefused) {
   Module whole = fixture("derive_loops.ptx");
   auto body = derived(whole, list("lines:derive_loops.cu:10-18"));
   ASSERT_TRUE(body) << body.error().text();
-  EXPECT_NE(find(kernel(*body, kNested), "lines_derive_loops_10_18"), nullptr);
+  EXPECT_NE(find(functionRegions(*body, kNested), "lines_derive_loops_10_18"), nullptr);
 }
 
 TEST(DeriveRegions, ALoopEnteredByABranchGetsItsBeginOnATrampoline) {
@@ -340,7 +329,7 @@ TEST(DeriveRegions, ACutlassKernelGetsItsPipelineStructureWithoutEditingIt) {
   ASSERT_TRUE(regions) << regions.error().text();
   const auto& k = *std::find_if(regions->begin(), regions->end(),
                                 [](const FunctionRegions& f) { return f.isEntry; });
-  const auto p = paths(k);
+  const auto p = regionPaths(k);
   auto has = [&](const std::string& path) {
     return std::find(p.begin(), p.end(), path) != p.end();
   };
@@ -377,7 +366,7 @@ TEST(DeriveRegions, TritonKernelsOfPackagesGetTheirKLoops) {
   Module m = fixture("triton_pkg_geak_eval_matmul_kernel.ptx");
   auto regions = derived(m, list("loops,ops"));
   ASSERT_TRUE(regions) << regions.error().text();
-  const auto p = paths(regions->front());
+  const auto p = regionPaths(regions->front());
   for (const char* path : {"loop_matmul_kernel_28/cp_async", "loop_matmul_kernel_28/wgmma",
                            "loop_matmul_kernel_28/wgmma_wait", "loop_matmul_kernel_28/bar_sync"})
     EXPECT_NE(std::find(p.begin(), p.end(), path), p.end())
@@ -386,8 +375,8 @@ TEST(DeriveRegions, TritonKernelsOfPackagesGetTheirKLoops) {
   Module ce = fixture("triton_pkg_liger_kernel_cross_entropy_fwd.ptx");
   auto ceRegions = derived(ce, list("loops"));
   ASSERT_TRUE(ceRegions) << ceRegions.error().text();
-  EXPECT_EQ(paths(ceRegions->front()).size(), 3u)
-      << ::testing::PrintToString(paths(ceRegions->front()));
+  EXPECT_EQ(regionPaths(ceRegions->front()).size(), 3u)
+      << ::testing::PrintToString(regionPaths(ceRegions->front()));
   // A derived begin takes its region's first line, not the preheader's `.loc` (line 0 there).
   for (const auto& r : ceRegions->front().regions)
     for (const auto& b : r.begins) EXPECT_NE(b.source.line, 0u) << r.path;

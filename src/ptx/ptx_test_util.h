@@ -2,10 +2,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "argus/ptx/parser.h"
+#include "argus/ptx/regions.h"
 
 namespace argus::ptx::testing {
 
@@ -22,6 +24,22 @@ inline Module parseOrDie(const std::string& text) {
   auto module = parseModule(text, "test.ptx");
   EXPECT_TRUE(module.has_value()) << (module ? "" : module.error().text());
   return module ? std::move(*module) : Module{};
+}
+
+/// The analysis of function `name` (its FunctionRegions), a test failure when there is none.
+inline const FunctionRegions& functionRegions(const std::vector<FunctionRegions>& all,
+                                              const std::string& name) {
+  for (const auto& f : all)
+    if (f.function == name) return f;
+  ADD_FAILURE() << "no function " << name;
+  return all.front();
+}
+
+/// The paths of a function's regions, in the analysis's order.
+inline std::vector<std::string> regionPaths(const FunctionRegions& f) {
+  std::vector<std::string> out;
+  for (const auto& r : f.regions) out.push_back(r.path);
+  return out;
 }
 
 }  // namespace argus::ptx::testing

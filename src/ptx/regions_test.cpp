@@ -14,6 +14,7 @@ namespace {
 
 using testing::kernelPtx;
 using testing::parseOrDie;
+using testing::regionPaths;
 
 std::string begin(const std::string& rest) {
   return "\t// begin inline asm\n\t// @argus begin " + rest + "\n\t// end inline asm\n";
@@ -26,12 +27,6 @@ Result<std::vector<FunctionRegions>> analyze(const std::string& body) {
   auto module = parseModule(kernelPtx(body), "test.ptx");
   if (!module) return std::unexpected(module.error());
   return analyzeRegions(*module);
-}
-
-std::vector<std::string> paths(const FunctionRegions& f) {
-  std::vector<std::string> out;
-  for (const auto& r : f.regions) out.push_back(r.path);
-  return out;
 }
 
 /// Paths of the regions owning the first instruction whose opcode is `opcode`.
@@ -85,7 +80,7 @@ TEST(Regions, NestedRegionInsideALoop) {
   ASSERT_TRUE(all) << all.error().text();
   ASSERT_EQ(all->size(), 1u);
   const auto& f = all->front();
-  EXPECT_EQ(paths(f), (std::vector<std::string>{"main", "main/body"}));
+  EXPECT_EQ(regionPaths(f), (std::vector<std::string>{"main", "main/body"}));
   EXPECT_FALSE(f.regions[0].parent.has_value());
   EXPECT_EQ(f.regions[1].parent, 0u);
   EXPECT_EQ(f.regions[0].children, (std::vector<uint32_t>{1}));
@@ -105,7 +100,7 @@ TEST(Regions, WarpRoleBranchesGiveSiblingRegions) {
                      end("consumer") + "$L__join:\n" + end("main") + "\tret;\n");
   ASSERT_TRUE(all) << all.error().text();
   const auto& f = all->front();
-  EXPECT_EQ(paths(f), (std::vector<std::string>{"main", "main/producer", "main/consumer"}));
+  EXPECT_EQ(regionPaths(f), (std::vector<std::string>{"main", "main/producer", "main/consumer"}));
   EXPECT_EQ(f.regions[1].begins[0].role, "producer");
   EXPECT_EQ(f.regions[2].begins[0].role, "consumer");
 }
@@ -116,7 +111,7 @@ TEST(Regions, OneRegionEnteredFromTwoBranches) {
                      end("shared") + "\tret;\n");
   ASSERT_TRUE(all) << all.error().text();
   const auto& f = all->front();
-  ASSERT_EQ(paths(f), (std::vector<std::string>{"shared"}));
+  ASSERT_EQ(regionPaths(f), (std::vector<std::string>{"shared"}));
   EXPECT_EQ(f.regions[0].begins.size(), 2u);
   EXPECT_EQ(f.regions[0].ends.size(), 1u);
   EXPECT_TRUE(f.warnings.empty());
@@ -140,7 +135,7 @@ TEST(Regions, SameNameUnderDifferentParentsIsADifferentRegion) {
                      begin("body") + end("body") + end("y") + "\tret;\n");
   ASSERT_TRUE(all) << all.error().text();
   const auto& f = all->front();
-  ASSERT_EQ(paths(f), (std::vector<std::string>{"x", "x/body", "y", "y/body"}));
+  ASSERT_EQ(regionPaths(f), (std::vector<std::string>{"x", "x/body", "y", "y/body"}));
   EXPECT_NE(f.regions[1].id, f.regions[3].id);
   EXPECT_EQ(f.regions[1].id, regionId("k", "x/body"));
 }
@@ -261,7 +256,7 @@ TEST(Regions, TritonMarkerSourcesAreTheKernelsCallsNotTheHelper) {
   auto all = analyzeRegions(*module);
   ASSERT_TRUE(all) << all.error().text();
   const auto& regions = all->front().regions;
-  ASSERT_EQ(paths(all->front()),
+  ASSERT_EQ(regionPaths(all->front()),
             (std::vector<std::string>{"mainloop", "mainloop/iteration", "epilogue"}));
   // kernel.py's region_begin / region_end calls (the helpers' own lines are triton.py's 37, 46
   // and 67).
