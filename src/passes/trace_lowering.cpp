@@ -1499,7 +1499,12 @@ class LowerMarkersToTracePass final : public Pass {
     for (const auto& [kernel, callees] : *composed) {
       if (callees.skipped.empty() || (!options.kernel.empty() && kernel != options.kernel))
         continue;
-      const auto& why = functionRegions(*analysis, kernel).warnings.back().message;
+      // The composition's warning about that function (it names it in backquotes).
+      const auto& warnings = functionRegions(*analysis, kernel).warnings;
+      const std::string named = "`" + callees.skipped.front() + "`";
+      const auto warning = std::ranges::find_if(
+          warnings, [&](const ptx::RegionWarning& w) { return w.message.starts_with(named); });
+      const auto& why = (warning != warnings.end() ? *warning : warnings.back()).message;
       return fail("passes", fmt::format("{}: kernel `{}`: the regions of `{}` cannot be traced: {}",
                                         kPassName, kernel, callees.skipped.front(), why));
     }
