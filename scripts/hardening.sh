@@ -54,6 +54,10 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+# Clang's symbolizer turns the reports' addresses into function, file and line.
+for symbolizer in /usr/lib/llvm-16/bin/llvm-symbolizer /usr/bin/llvm-symbolizer-16; do
+  [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH="$symbolizer"
+done
 
 configure_san() {
   [ -n "$bin" ] && return 0

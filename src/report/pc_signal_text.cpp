@@ -53,6 +53,27 @@ std::string cell(const json& value, size_t parts, bool percents) {
   return out.empty() ? "0" : out;
 }
 
+/// `value[key]`, or null where the key is absent: nlohmann's const operator[] is undefined for a
+/// missing key, and a report from an older Argus or another tool may lack any optional field.
+const json& field(const json& value, const char* key) {
+  static const json null;
+  if (!value.is_object()) return null;
+  auto it = value.find(key);
+  return it == value.end() ? null : *it;
+}
+
+/// `value.value(key, fallback)` that also takes a null or non-object value.
+template <typename T>
+T valueOr(const json& value, const char* key, T fallback) {
+  const json& v = field(value, key);
+  if (v.is_null()) return fallback;
+  try {
+    return v.get<T>();
+  } catch (const json::exception&) {
+    return fallback;
+  }
+}
+
 std::string percent(const json& share) {
   return share.is_number() ? fmt::format("{:.1f} %", 100.0 * share.get<double>()) : "-";
 }
@@ -60,70 +81,77 @@ std::string percent(const json& share) {
 }  // namespace
 
 std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
-  if (!value.is_object() || value.value("schema", "") != "argus.pc_signal/1") return std::nullopt;
+  if (!value.is_object() || valueOr(value, "schema", std::string("")) != "argus.pc_signal/1")
+    return std::nullopt;
   std::string out;
-  const bool wide = value["total"]["value"].is_object();
+  const bool wide = field(field(value, "total"), "value").is_object();
   const size_t parts = wide ? 4 : 0;
-  const bool percents = value.value("signal", "") != "ncu_source_counters";
+  const bool percents = valueOr(value, "signal", std::string("")) != "ncu_source_counters";
   // The region column fits the longest name in full (a path is never cut: two regions may share
   // its first 30 characters), and is at least 30 wide so that short names keep one layout.
   size_t width = 30;
-  for (const auto& [name, r] : value["regions"].items()) width = std::max(width, name.size());
-  for (const auto& [name, r] : value["source_files"].items())
+  for (const auto& [name, r] : field(value, "regions").items())
+    width = std::max(width, name.size());
+  for (const auto& [name, r] : field(value, "source_files").items())
     width = std::max(width, name.size() + 2);
   out += fmt::format("  {:<{}} {:>14} {:>8} {:>10} {:>7}{}\n", "region", width, wide ? "" : "value",
                      "share", "ambiguous", "H bits", wide ? "  value" : "");
   auto row = [&](const std::string& name, const json& r, bool ambiguity) {
     std::string amb = "-", bits = "-";
     if (ambiguity && r.contains("ambiguity")) {
-      amb = percent(r["ambiguity"]["ambiguous_share"]);
-      bits = fmt::format("{:.2f}", r["ambiguity"].value("mean_entropy_bits", 0.0));
+      amb = percent(field(field(r, "ambiguity"), "ambiguous_share"));
+      bits = fmt::format("{:.2f}", valueOr(field(r, "ambiguity"), "mean_entropy_bits", 0.0));
     }
     if (wide)
       out += fmt::format("  {:<{}} {:>14} {:>8} {:>10} {:>7}  {}\n", name, width, "",
-                         percent(r["share"]), amb, bits, cell(r["value"], parts, percents));
+                         percent(field(r, "share")), amb, bits,
+                         cell(field(r, "value"), parts, percents));
     else
       out += fmt::format(
-          "  {:<{}} {:>14} {:>8} {:>10} {:>7}{}\n", name, width, cell(r["value"], 0, false),
-          percent(r["share"]), amb, bits,
-          r.contains("threads_per_inst") && r["threads_per_inst"]["value"].is_number()
-              ? fmt::format("  {:.1f} threads/inst", r["threads_per_inst"]["value"].get<double>())
+          "  {:<{}} {:>14} {:>8} {:>10} {:>7}{}\n", name, width, cell(field(r, "value"), 0, false),
+          percent(field(r, "share")), amb, bits,
+          r.contains("threads_per_inst") && field(field(r, "threads_per_inst"), "value").is_number()
+              ? fmt::format("  {:.1f} threads/inst",
+                            field(field(r, "threads_per_inst"), "value").get<double>())
               : "");
   };
-  for (const auto& [name, r] : value["regions"].items()) row(name, r, true);
-  json total = {{"value", value["total"]["value"]}, {"share", 1.0}};
+  for (const auto& [name, r] : field(value, "regions").items()) row(name, r, true);
+  json total = {{"value", field(field(value, "total"), "value")}, {"share", 1.0}};
   row("total", total, false);
   out += fmt::format("  (a region's row counts its own PCs; its subregions have their own rows)\n");
   out += fmt::format("  per source file (where the instructions' source lines are):\n");
-  for (const auto& [name, r] : value["source_files"].items()) row("  " + name, r, false);
+  for (const auto& [name, r] : field(value, "source_files").items()) row("  " + name, r, false);
 
-  const json& ev = value["evidence"];
-  if (value.value("exact", false)) {
+  const json& ev = field(value, "evidence");
+  if (valueOr(value, "exact", false)) {
     out += fmt::format(
         "  exact: every PC has one owner or its owners' shares come from the mapping run");
   } else {
     out += fmt::format("  ESTIMATE:");
-    for (const auto& reason : value["estimate_reasons"])
-      out += fmt::format(" [{} PCs: {}]", reason.value("pcs", 0), reason.value("reason", ""));
+    for (const auto& reason : field(value, "estimate_reasons"))
+      out += fmt::format(" [{} PCs: {}]", valueOr(reason, "pcs", 0),
+                         valueOr(reason, "reason", std::string("")));
   }
-  if (value["mapping"].is_object())
+  if (field(value, "mapping").is_object())
     out += fmt::format(" (mapping run: {} PCs joined, {} join mismatches reported)",
-                       value["mapping"].value("joined_pcs", 0),
-                       value["mapping"].value("mismatches", 0));
-  out += fmt::format("; {} PCs with several owners\n", value.value("ambiguous_pcs", 0));
-  std::string check = ev["cubin_check"].value("method", "?");
-  std::string hash = ev["cubin"].value("hash", "");
-  out += fmt::format("  evidence: {} on the {} build, cubin {} ({})", ev.value("collector", "?"),
-                     ev.value("variant", "?"), hash.substr(0, 12), check);
-  if (ev["sass_check"].is_object())
-    out += fmt::format(
-        ", painted SASS {} unpainted",
-        ev["sass_check"].value("painted_equals_unpainted", false) ? "==" : "DIFFERS FROM");
-  if (ev.contains("kernel_total_inst_executed"))
+                       valueOr(field(value, "mapping"), "joined_pcs", 0),
+                       valueOr(field(value, "mapping"), "mismatches", 0));
+  out += fmt::format("; {} PCs with several owners\n", valueOr(value, "ambiguous_pcs", 0));
+  std::string check = valueOr(field(ev, "cubin_check"), "method", std::string("?"));
+  std::string hash = valueOr(field(ev, "cubin"), "hash", std::string(""));
+  out += fmt::format("  evidence: {} on the {} build, cubin {} ({})",
+                     valueOr(ev, "collector", std::string("?")),
+                     valueOr(ev, "variant", std::string("?")), hash.substr(0, 12), check);
+  if (field(ev, "sass_check").is_object())
+    out += fmt::format(", painted SASS {} unpainted",
+                       valueOr(field(ev, "sass_check"), "painted_equals_unpainted", false)
+                           ? "=="
+                           : "DIFFERS FROM");
+  if (field(ev, "kernel_total_inst_executed").is_number())
     out += fmt::format(", CUPTI kernel total {} warp inst",
-                       number(ev["kernel_total_inst_executed"].get<double>()));
-  if (ev.contains("kernel_totals") && ev["kernel_totals"].contains("launches"))
-    for (const auto& l : ev["kernel_totals"]["launches"])
+                       number(field(ev, "kernel_total_inst_executed").get<double>()));
+  if (ev.contains("kernel_totals") && field(ev, "kernel_totals").contains("launches"))
+    for (const auto& l : field(field(ev, "kernel_totals"), "launches"))
       for (const auto& [k, v] : l.items())
         if (v.is_number()) out += fmt::format(", ncu {} {}", k, number(v.get<double>()));
   out += "\n";
