@@ -72,7 +72,7 @@ Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskCon
                         ? limit
                         : std::min(limit, std::max(left, std::chrono::seconds(1)));
   options.environment = std::move(environment);
-  const runtime::WorkerLauncher* launcher = ctx.launcher;
+  runtime::WorkerLauncher* launcher = ctx.launcher;
   if (ctx.device && (launcher == nullptr || !launcher->assignsDevices()))
     options.environment.emplace_back("CUDA_VISIBLE_DEVICES", *ctx.device);
   for (const auto& [key, value] : run.environment) options.environment.emplace_back(key, value);
@@ -82,9 +82,15 @@ Result<ProgramRun> runVariant(const program::ProgramSpec& spec, runtime::TaskCon
   const runtime::LaunchRequest launch{
       ctx.task.id, *options.workingDirectory, runtime::devicesIn(ctx.device),
       std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout)};
-  auto result =
-      runProcess(launcher != nullptr ? launcher->wrap(ran.argv, launch) : ran.argv, options);
-  if (launcher != nullptr) launcher->cleanup(launch);
+  std::vector<std::string> argv = ran.argv;
+  if (launcher != nullptr) {
+    auto wrapped = launcher->wrap(ran.argv, launch);
+    if (!wrapped) return fail(who, wrapped.error().message);
+    argv = std::move(*wrapped);
+  }
+  auto result = runProcess(argv, options);
+  // A run that was stopped (its time limit, a signal) may leave its job behind.
+  if (launcher != nullptr && (!result || result->exitCode >= 128)) launcher->cleanup(launch);
   if (!result) {
     ctx.timedOut = result.error().message.find("did not finish") != std::string::npos;
     return fail(who, fmt::format("running `{}`: {}", ran.argv.front(), result.error().message));

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <regex>
+#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "argus/runtime/launcher.h"
 #include "argus/support/process.h"
@@ -25,32 +28,166 @@ std::string SlurmLauncher::jobName(const LaunchRequest& request) {
   return fmt::format("argus-{}-{}", ::getpid(), task);
 }
 
-std::vector<std::string> SlurmLauncher::wrap(const std::vector<std::string>& argv,
-                                             const LaunchRequest& request) const {
-  std::vector<std::string> out = {options_.srun, "--job-name=" + jobName(request),
-                                  "--chdir=" + request.taskDir.string(), "--nodes=1", "--ntasks=1",
-                                  // The worker's output is the task log: no srun banners in it.
-                                  "--quiet",
-                                  // The worker protocol's environment (ARGUS_TASK_DIR, ...).
-                                  "--export=ALL"};
-  if (!options_.partition.empty()) out.push_back("--partition=" + options_.partition);
-  if (!options_.account.empty()) out.push_back("--account=" + options_.account);
-  if (request.gpus > 0) out.push_back(fmt::format("--gres=gpu:{}", request.gpus));
-  if (request.timeLimit) {
-    const auto minutes = (request.timeLimit->count() + 59'999) / 60'000;
-    out.push_back(fmt::format("--time={}", std::max<long long>(minutes, 1)));
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// How long Slurm's word that an allocation runs is trusted before it is asked again: an
+/// allocation rarely ends early (an administrator, a node failure), and asking costs ~10 ms.
+constexpr auto kRecheck = std::chrono::seconds(10);
+
+/// `--time` in whole minutes, rounded up, at least 1.
+std::string minutesArg(std::chrono::milliseconds limit) {
+  return fmt::format("--time={}", std::max<long long>((limit.count() + 59'999) / 60'000, 1));
+}
+
+}  // namespace
+
+SlurmLauncher::~SlurmLauncher() {
+  const auto ids = allocations();
+  if (ids.empty()) return;
+  std::vector<std::string> argv = {options_.scancel, "--quiet"};
+  argv.insert(argv.end(), ids.begin(), ids.end());
+  (void)runProcess(argv, {.timeout = std::chrono::seconds(30)});
+}
+
+std::vector<std::string> SlurmLauncher::allocations() const {
+  std::vector<std::string> ids;
+  std::lock_guard lock(mutex_);
+  for (const auto& [gpus, pool] : pools_) {
+    std::lock_guard poolLock(pool->mutex);
+    for (const auto& a : pool->allocations) ids.push_back(a.jobId);
   }
-  out.insert(out.end(), options_.extraArgs.begin(), options_.extraArgs.end());
+  return ids;
+}
+
+Result<std::vector<std::string>> SlurmLauncher::wrap(const std::vector<std::string>& argv,
+                                                     const LaunchRequest& request) {
+  std::vector<std::string> out = {options_.srun};
+  if (options_.batchSlots > 0) {
+    auto job = allocationFor(request);
+    if (!job) return std::unexpected(job.error());
+    // A step of one task on one CPU of the allocation (--exact), so that steps run side by side.
+    out.insert(out.end(), {"--jobid=" + *job, "--exact"});
+  }
+  out.insert(out.end(), {"--job-name=" + jobName(request), "--chdir=" + request.taskDir.string(),
+                         "--nodes=1", "--ntasks=1",
+                         // The worker's output is the task log: no srun banners in it.
+                         "--quiet",
+                         // The worker protocol's environment (ARGUS_TASK_DIR, ...).
+                         "--export=ALL"});
+  if (options_.batchSlots == 0) {
+    if (!options_.partition.empty()) out.push_back("--partition=" + options_.partition);
+    if (!options_.account.empty()) out.push_back("--account=" + options_.account);
+  }
+  if (request.gpus > 0) out.push_back(fmt::format("--gres=gpu:{}", request.gpus));
+  if (request.timeLimit) out.push_back(minutesArg(*request.timeLimit));
+  if (options_.batchSlots == 0)
+    out.insert(out.end(), options_.extraArgs.begin(), options_.extraArgs.end());
   out.emplace_back("--");
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
 
-void SlurmLauncher::cleanup(const LaunchRequest& request) const {
+Result<std::string> SlurmLauncher::allocationFor(const LaunchRequest& request) {
+  Pool* pool = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = pools_[request.gpus];
+    if (!slot) slot = std::make_unique<Pool>();
+    pool = slot.get();
+  }
+  std::lock_guard lock(pool->mutex);
+  const auto now = Clock::now();
+  // What the run needs of the allocation's time: its own limit, and a minute for the step's start.
+  const auto needed =
+      request.timeLimit.value_or(std::chrono::milliseconds(0)) + std::chrono::minutes(1);
+  if (!pool->allocations.empty()) {
+    Allocation& current = pool->allocations.back();
+    if (current.ends - now >= needed) {
+      if (now - current.checked < kRecheck) return current.jobId;
+      if (running(current.jobId)) {
+        current.checked = now;
+        return current.jobId;
+      }
+    }
+  }
+  const auto time = std::max(options_.batchTime, std::chrono::ceil<std::chrono::minutes>(needed));
+  auto made = allocate(request.gpus, time, request.timeLimit);
+  if (!made) return std::unexpected(made.error());
+  pool->allocations.push_back(*made);
+  return made->jobId;
+}
+
+Result<SlurmLauncher::Allocation> SlurmLauncher::allocate(
+    unsigned gpus, std::chrono::minutes time, std::optional<std::chrono::milliseconds> wait) const {
+  const std::string name = fmt::format("argus-{}-batch-g{}", ::getpid(), gpus);
+  std::vector<std::string> argv = {options_.salloc,
+                                   "--no-shell",
+                                   "--job-name=" + name,
+                                   "--nodes=1",
+                                   fmt::format("--ntasks={}", options_.batchSlots),
+                                   fmt::format("--time={}", time.count())};
+  if (gpus > 0) argv.push_back(fmt::format("--gres=gpu:{}", gpus * options_.batchSlots));
+  if (!options_.partition.empty()) argv.push_back("--partition=" + options_.partition);
+  if (!options_.account.empty()) argv.push_back("--account=" + options_.account);
+  // A run with a time limit waits no longer than that for its allocation (a pending request
+  // is withdrawn); one without waits for as long as the cluster's queue takes.
+  ProcessOptions waiting;
+  if (wait) {
+    const auto seconds =
+        std::max<long long>(std::chrono::duration_cast<std::chrono::seconds>(*wait).count(), 1);
+    argv.push_back(fmt::format("--immediate={}", seconds));
+    waiting.timeout = std::chrono::seconds(seconds + 30);
+  }
+  argv.insert(argv.end(), options_.extraArgs.begin(), options_.extraArgs.end());
+  const auto start = Clock::now();
+  auto granted = runProcess(argv, waiting);
+  // salloc says "Granted job allocation <id>" on stderr once the allocation runs.
+  static const std::regex kGranted(R"(Granted job allocation (\d+))");
+  std::smatch m;
+  const std::string said = granted ? granted->err + granted->out : granted.error().text();
+  if (!granted || granted->exitCode != 0 || !std::regex_search(said, m, kGranted)) {
+    // Nothing of a refused or interrupted request may stay queued.
+    (void)runProcess({options_.scancel, "--quiet", "--name=" + name},
+                     {.timeout = std::chrono::seconds(30)});
+    return fail("slurm",
+                fmt::format("Slurm did not grant an allocation for batched runs ({} tasks{} for "
+                            "{} min, `{}`): {}; ask for fewer slots (--slurm-batch), a shorter "
+                            "--slurm-batch-minutes, or run without batching (--slurm-batch 0)",
+                            options_.batchSlots,
+                            gpus > 0 ? fmt::format(" of {} GPUs", gpus) : std::string(),
+                            time.count(), fmt::join(argv, " "), said));
+  }
+  return Allocation{m[1].str(), start + time, Clock::now()};
+}
+
+bool SlurmLauncher::running(const std::string& jobId) const {
+  auto q = runProcess({options_.squeue, "--noheader", "--format=%T", "--jobs=" + jobId},
+                      {.timeout = std::chrono::seconds(30)});
+  return q && q->exitCode == 0 && q->out.find("RUNNING") != std::string::npos;
+}
+
+void SlurmLauncher::cleanup(const LaunchRequest& request) {
   // Idempotent: a job that ended is not there any more. srun cancels its job when it is stopped
   // with SIGTERM, but not when it is killed, which is what a deadline does.
-  (void)runProcess({options_.scancel, "--quiet", "--name=" + jobName(request)},
-                   {.timeout = std::chrono::seconds(30)});
+  if (options_.batchSlots == 0) {
+    (void)runProcess({options_.scancel, "--quiet", "--name=" + jobName(request)},
+                     {.timeout = std::chrono::seconds(30)});
+    return;
+  }
+  // A step: scancel --name finds jobs only, so find the step by its name in the allocations.
+  const auto ids = allocations();
+  if (ids.empty()) return;
+  auto steps = runProcess({options_.squeue, "--steps", "--noheader", "--format=%i %j",
+                           fmt::format("--jobs={}", fmt::join(ids, ","))},
+                          {.timeout = std::chrono::seconds(30)});
+  if (!steps) return;
+  const std::string name = jobName(request);
+  std::istringstream lines(steps->out);
+  for (std::string id, stepName; lines >> id >> stepName;)
+    if (stepName == name)
+      (void)runProcess({options_.scancel, "--quiet", id}, {.timeout = std::chrono::seconds(30)});
 }
 
 namespace {

@@ -84,11 +84,12 @@ class SlurmRun : public ::testing::Test {
     std::error_code ec;
     if (!root_.empty()) fs::remove_all(root_, ec);
   }
-  RunReport run(const Plan& plan, const ExecutorRegistry& registry) {
+  RunReport run(const Plan& plan, const ExecutorRegistry& registry,
+                WorkerLauncher* launcher = nullptr) {
     RunOptions o;
     o.cpuThreads = 2;
     o.workRoot = root_ / fmt::format("run{}", runs_++);
-    o.launcher = &launcher_;
+    o.launcher = launcher != nullptr ? launcher : &launcher_;
     Scheduler s(registry, store_, o);
     auto r = s.run(plan);
     EXPECT_TRUE(r) << r.error().text();
@@ -107,7 +108,7 @@ TEST(SlurmLauncherCommand, OneJobPerWorkerWithItsGpusAndTimeLimit) {
   options.account = "kernels";
   SlurmLauncher launcher(options);
   const LaunchRequest request{"collect/p0", "/shared/t", 2, std::chrono::milliseconds(61'000)};
-  const auto argv = launcher.wrap({"worker", "--x"}, request);
+  const auto argv = *launcher.wrap({"worker", "--x"}, request);
   const auto has = [&](const std::string& a) {
     return std::find(argv.begin(), argv.end(), a) != argv.end();
   };
@@ -122,7 +123,7 @@ TEST(SlurmLauncherCommand, OneJobPerWorkerWithItsGpusAndTimeLimit) {
   EXPECT_EQ((std::vector<std::string>(argv.end() - 3, argv.end())),
             (std::vector<std::string>{"--", "worker", "--x"}));
   // A CPU task asks for no GPU.
-  const auto cpu = launcher.wrap({"w"}, LaunchRequest{"t", "/d", 0, std::nullopt});
+  const auto cpu = *launcher.wrap({"w"}, LaunchRequest{"t", "/d", 0, std::nullopt});
   EXPECT_EQ(std::find_if(cpu.begin(), cpu.end(),
                          [](const std::string& a) { return a.starts_with("--gres"); }),
             cpu.end());
@@ -205,6 +206,124 @@ TEST_F(SlurmRun, AJobPastItsDeadlineIsCancelledInSlurmToo) {
   EXPECT_EQ(r.find("sleepy")->outcome.state, TaskState::TimedOut) << r.toText();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   EXPECT_FALSE(jobsLeft()) << "the job outlived its worker";
+}
+
+/// Options with batching: `slots` runs per allocation, of `minutes` each.
+SlurmOptions batching(unsigned slots, int minutes = 60) {
+  SlurmOptions o;
+  o.batchSlots = slots;
+  o.batchTime = std::chrono::minutes(minutes);
+  return o;
+}
+
+/// The job ids the outputs of `ids` name (the worker writes its SLURM_JOB_ID).
+std::vector<std::string> jobsOf(const RunReport& r, MemoryResultStore& store,
+                                const std::vector<std::string>& ids) {
+  std::vector<std::string> jobs;
+  for (const auto& id : ids) {
+    const TaskReport* t = r.find(id);
+    if (t == nullptr) return {};
+    auto published = store.lookup(t->memoKey);
+    if (!published) return {};
+    auto bytes = published->artifacts.at("out").read();
+    if (!bytes) return {};
+    jobs.emplace_back(bytes->begin(), bytes->end());
+  }
+  return jobs;
+}
+
+TEST_F(SlurmRun, BatchedWorkersAreStepsOfOneAllocation) {
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));
+  Plan plan;
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(plan.add(task(id, "shell")));
+  ASSERT_TRUE(plan.add(task("d", "shell", {"in=a.out"})));
+  {
+    SlurmLauncher batched(batching(2));
+    RunReport r = run(plan, registry, &batched);
+    ASSERT_TRUE(r.ok()) << r.toText();
+    const auto allocations = batched.allocations();
+    ASSERT_EQ(allocations.size(), 1u);
+    for (const auto& job : jobsOf(r, store_, {"a", "b", "c", "d"}))
+      EXPECT_EQ(job, allocations.front()) << "a batched run ran outside the shared allocation";
+    // The allocation outlives its steps; it is the launcher's until the launcher goes.
+    auto q = runProcess({"squeue", "--noheader", "--format=%j", "--jobs=" + allocations.front()});
+    ASSERT_TRUE(q);
+    EXPECT_NE(q->out.find(fmt::format("argus-{}-batch-g0", ::getpid())), std::string::npos)
+        << q->out;
+  }
+  EXPECT_FALSE(jobsLeft()) << "the launcher left its allocation behind";
+}
+
+TEST_F(SlurmRun, ARunThatDoesNotFitWhatIsLeftOfItsAllocationGetsANewOne) {
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));
+  Plan first, second;
+  ASSERT_TRUE(first.add(task("one", "shell")));
+  ASSERT_TRUE(second.add(task("two", "shell")));
+  {
+    // A one-minute allocation keeps less than the minute a run needs to start in it.
+    SlurmLauncher batched(batching(1, 1));
+    RunReport r1 = run(first, registry, &batched);
+    RunReport r2 = run(second, registry, &batched);
+    ASSERT_TRUE(r1.ok() && r2.ok()) << r1.toText() << r2.toText();
+    const auto allocations = batched.allocations();
+    ASSERT_EQ(allocations.size(), 2u);
+    EXPECT_EQ(jobsOf(r1, store_, {"one"}), std::vector<std::string>{allocations[0]});
+    EXPECT_EQ(jobsOf(r2, store_, {"two"}), std::vector<std::string>{allocations[1]});
+  }
+  EXPECT_FALSE(jobsLeft());
+}
+
+TEST_F(SlurmRun, ABatchedRunPastItsDeadlineIsCancelledAndTheAllocationGoesOn) {
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"sleepy", "sleeping worker", shellWorker("sleep 120")}));
+  ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));
+  Plan slow, fast;
+  TaskDescriptor t = task("sleepy", "sleepy");
+  t.timeoutSeconds = 3;
+  ASSERT_TRUE(slow.add(t));
+  ASSERT_TRUE(fast.add(task("fast", "shell")));
+  {
+    SlurmLauncher batched(batching(2));
+    const auto start = std::chrono::steady_clock::now();
+    RunReport r = run(slow, registry, &batched);
+    EXPECT_EQ(r.find("sleepy")->outcome.state, TaskState::TimedOut) << r.toText();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+    ASSERT_EQ(batched.allocations().size(), 1u);
+    const std::string job = batched.allocations().front();
+    // The step is gone from Slurm, the allocation is not, and the next run uses it.
+    bool stepLeft = true;
+    for (int i = 0; i < 50 && stepLeft; ++i) {
+      auto steps = runProcess({"squeue", "--steps", "--noheader", "--format=%j", "--jobs=" + job});
+      stepLeft = !steps || steps->out.find("sleepy") != std::string::npos;
+      if (stepLeft) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_FALSE(stepLeft) << "the step outlived its worker";
+    RunReport next = run(fast, registry, &batched);
+    ASSERT_TRUE(next.ok()) << next.toText();
+    EXPECT_EQ(jobsOf(next, store_, {"fast"}), std::vector<std::string>{job});
+  }
+  EXPECT_FALSE(jobsLeft());
+}
+
+TEST_F(SlurmRun, AnAllocationSlurmCannotGrantFailsTheRunsWithTheReason) {
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"shell", "shell worker", shellWorker("")}));
+  Plan plan;
+  TaskDescriptor t = task("a", "shell");
+  t.timeoutSeconds = 5;  // also how long it may wait for its allocation
+  ASSERT_TRUE(plan.add(t));
+  {
+    // More tasks at once than the one node has CPUs: the request stays pending.
+    SlurmLauncher batched(batching(4096));
+    RunReport r = run(plan, registry, &batched);
+    EXPECT_EQ(r.find("a")->outcome.state, TaskState::Failed) << r.toText();
+    EXPECT_NE(r.toText().find("did not grant an allocation"), std::string::npos) << r.toText();
+    EXPECT_NE(r.toText().find("--slurm-batch"), std::string::npos) << r.toText();
+    EXPECT_TRUE(batched.allocations().empty());
+  }
+  EXPECT_FALSE(jobsLeft());
 }
 
 TEST(SlurmCheck, SaysWhatIsMissing) {

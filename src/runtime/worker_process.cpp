@@ -313,10 +313,19 @@ Result<TaskOutputs> WorkerProcessExecutor::execute(TaskContext& ctx) {
     launch.timeLimit = std::chrono::duration_cast<std::chrono::milliseconds>(
         ctx.deadline - std::chrono::steady_clock::now());
   // On a launcher (a Slurm job): stopped with SIGTERM first (srun then cancels its job), and
-  // the job cancelled after, however the worker ended.
+  // the job cancelled after when the worker did not end by itself.
   if (ctx.launcher != nullptr) options.terminateGrace = std::chrono::seconds(5);
-  auto exit = runWorker(ctx.launcher != nullptr ? ctx.launcher->wrap(argv, launch) : argv, options);
-  if (ctx.launcher != nullptr) ctx.launcher->cleanup(launch);
+  auto launched = argv;
+  if (ctx.launcher != nullptr) {
+    auto wrapped = ctx.launcher->wrap(argv, launch);
+    if (!wrapped)
+      return fail("worker", fmt::format("task `{}`: {}", ctx.task.id, wrapped.error().message));
+    launched = std::move(*wrapped);
+  }
+  auto exit = runWorker(launched, options);
+  if (ctx.launcher != nullptr &&
+      (!exit || exit->timedOut || exit->cancelled || exit->signal != 0 || exit->exitCode >= 128))
+    ctx.launcher->cleanup(launch);
   if (!exit) return std::unexpected(exit.error());
   ctx.log += exit->output;
   (void)writeFile(dir / "worker.log", exit->output);

@@ -22,18 +22,18 @@ stop() {
     done
   fi
   for pidfile in slurmd.pid slurmctld.pid munged.pid; do
-    [ -f "$dir/$pidfile" ] && kill "$(cat "$dir/$pidfile")" 2>/dev/null
+    [ -f "$dir/$pidfile" ] && kill "$(cat "$dir/$pidfile" 2>/dev/null)" 2>/dev/null
   done
   for _ in $(seq 50); do
     alive=0
     for pidfile in slurmd.pid slurmctld.pid munged.pid; do
-      [ -f "$dir/$pidfile" ] && kill -0 "$(cat "$dir/$pidfile")" 2>/dev/null && alive=1
+      [ -f "$dir/$pidfile" ] && kill -0 "$(cat "$dir/$pidfile" 2>/dev/null)" 2>/dev/null && alive=1
     done
     [ $alive -eq 0 ] && break
     sleep 0.1
   done
   for pidfile in slurmd.pid slurmctld.pid munged.pid; do
-    [ -f "$dir/$pidfile" ] && kill -9 "$(cat "$dir/$pidfile")" 2>/dev/null
+    [ -f "$dir/$pidfile" ] && kill -9 "$(cat "$dir/$pidfile" 2>/dev/null)" 2>/dev/null
   done
   rm -rf "$dir"
 }

@@ -64,7 +64,7 @@ struct TaskContext {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancelFlag = nullptr;
   /// Where a worker process runs (RunOptions::launcher); null = this machine.
-  const WorkerLauncher* launcher = nullptr;
+  WorkerLauncher* launcher = nullptr;
 
   std::string log;        ///< Text kept as the task log (worker stdout/stderr, messages).
   bool timedOut = false;  ///< Set by an executor that stopped the task at its deadline.

@@ -52,7 +52,7 @@ struct RunOptions {
   const std::atomic<bool>* cancelFlag = nullptr;
   /// Where worker processes run (launcher.h): null = this machine; a SlurmLauncher makes each
   /// worker a Slurm job. Not owned.
-  const WorkerLauncher* launcher = nullptr;
+  WorkerLauncher* launcher = nullptr;
   /// How often the scheduler wakes up to check cancellation and call onTick.
   std::chrono::milliseconds tick{20};
 };
