@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string_view>
@@ -206,6 +207,45 @@ bool onPath(const std::string& tool) {
 }
 
 }  // namespace
+
+unsigned gpusInGres(std::string_view gres) {
+  unsigned gpus = 0;
+  while (!gres.empty()) {
+    // Items are separated by commas outside parentheses: "gpu:a100:4(S:0-1),gpu:h100:2(S:1)".
+    size_t end = 0;
+    for (int depth = 0; end < gres.size() && (depth > 0 || gres[end] != ','); ++end)
+      depth += gres[end] == '(' ? 1 : gres[end] == ')' ? -1 : 0;
+    std::string_view item = gres.substr(0, end);
+    gres.remove_prefix(std::min(end + 1, gres.size()));
+    if (const auto paren = item.find('('); paren != std::string_view::npos)
+      item = item.substr(0, paren);
+    if (!item.starts_with("gpu:")) continue;
+    // name[:type]:count; a count may carry a unit suffix Slurm never uses for GPUs.
+    const std::string count(item.substr(item.rfind(':') + 1));
+    char* rest = nullptr;
+    const unsigned long n = std::strtoul(count.c_str(), &rest, 10);
+    if (rest != count.c_str() && *rest == '\0') gpus += static_cast<unsigned>(n);
+  }
+  return gpus;
+}
+
+Result<std::vector<std::string>> slurmDevices(const SlurmOptions& options) {
+  std::vector<std::string> sinfo = {"sinfo", "--noheader", "--Node", "--format=%N %G"};
+  if (!options.partition.empty()) sinfo.push_back("--partition=" + options.partition);
+  auto info = runProcess(sinfo, {.timeout = std::chrono::seconds(15)});
+  if (!info || info->exitCode != 0)
+    return fail("slurm", fmt::format("`{}` failed: {}", fmt::join(sinfo, " "),
+                                     info ? info->err : info.error().message));
+  // One line per node and partition; a node in two partitions counts once.
+  std::map<std::string, unsigned> nodes;
+  std::istringstream lines(info->out);
+  for (std::string node, gres; lines >> node >> gres;) nodes[node] = gpusInGres(gres);
+  unsigned total = 0;
+  for (const auto& [node, gpus] : nodes) total += gpus;
+  std::vector<std::string> devices;
+  for (unsigned i = 0; i < total; ++i) devices.push_back(std::to_string(i));
+  return devices;
+}
 
 Result<void> checkSlurm(const SlurmOptions& options) {
   const char* conf = std::getenv("SLURM_CONF");

@@ -1,5 +1,6 @@
-// The runtime's workers as jobs of a real Slurm cluster: one node, this machine, started for the
-// suite by tests/slurm/local_cluster.sh (Debian's munged, slurmctld, slurmd) and stopped after.
+// The runtime's workers as jobs of a real Slurm cluster: one node, this machine, with two counted
+// GPUs (no real one: Slurm grants and accounts them), started for the suite by
+// tests/slurm/local_cluster.sh (Debian's munged, slurmctld, slurmd) and stopped after.
 // Tasks run a shell worker through SlurmLauncher: they must run as Slurm jobs, publish their
 // outputs through the coordinator, and a job cancelled mid-run or past its deadline must fail only
 // its own branch, leave no job behind, and run again alone on the next run.
@@ -40,7 +41,8 @@ class Cluster {
       skip = root.error().text();
       return;
     }
-    auto started = runProcess({ARGUS_SLURM_CLUSTER, "start", (*root / "cluster").string()},
+    // Two counted GPUs (stand-in device files): Slurm grants and accounts GPU requests.
+    auto started = runProcess({ARGUS_SLURM_CLUSTER, "start", (*root / "cluster").string(), "2"},
                               {.timeout = std::chrono::seconds(60)});
     if (!started || started->exitCode != 0) {
       skip =
@@ -85,9 +87,11 @@ class SlurmRun : public ::testing::Test {
     if (!root_.empty()) fs::remove_all(root_, ec);
   }
   RunReport run(const Plan& plan, const ExecutorRegistry& registry,
-                WorkerLauncher* launcher = nullptr) {
+                WorkerLauncher* launcher = nullptr, std::vector<std::string> devices = {}) {
     RunOptions o;
     o.cpuThreads = 2;
+    o.devices = std::move(devices);
+    o.maxTasksPerDevice = 1;
     o.workRoot = root_ / fmt::format("run{}", runs_++);
     o.launcher = launcher != nullptr ? launcher : &launcher_;
     Scheduler s(registry, store_, o);
@@ -322,6 +326,53 @@ TEST_F(SlurmRun, AnAllocationSlurmCannotGrantFailsTheRunsWithTheReason) {
     EXPECT_NE(r.toText().find("did not grant an allocation"), std::string::npos) << r.toText();
     EXPECT_NE(r.toText().find("--slurm-batch"), std::string::npos) << r.toText();
     EXPECT_TRUE(batched.allocations().empty());
+  }
+  EXPECT_FALSE(jobsLeft());
+}
+
+TEST(SlurmGres, CountsTheGpusOfANode) {
+  EXPECT_EQ(gpusInGres("gpu:2"), 2u);
+  EXPECT_EQ(gpusInGres("gpu:h200:8(S:0-1)"), 8u);
+  EXPECT_EQ(gpusInGres("gpu:a100:4(S:0-1),gpu:h100:2(S:1),nvme:1"), 6u);
+  EXPECT_EQ(gpusInGres("nvme:1,mps:200"), 0u);
+  EXPECT_EQ(gpusInGres("(null)"), 0u);
+  EXPECT_EQ(gpusInGres(""), 0u);
+  EXPECT_EQ(gpusInGres("gpu:h200:eight"), 0u);
+}
+
+TEST_F(SlurmRun, TheClustersGpusAreTheDeviceSlotsAndSlurmGrantsThem) {
+  // A coordinator without a GPU (this machine) plans on the partition's GPUs.
+  auto devices = slurmDevices(SlurmOptions{});
+  ASSERT_TRUE(devices) << devices.error().text();
+  EXPECT_EQ(*devices, (std::vector<std::string>{"0", "1"}));
+  // Each GPU run is a job (or step) of one GPU that Slurm gave it: SLURM_GPUS_ON_NODE is Slurm's
+  // own, and the runtime sets no CUDA_VISIBLE_DEVICES of its own.
+  ExecutorRegistry registry;
+  ASSERT_TRUE(registry.add({"gpu", "GPU stand-in",
+                            shellWorker("echo \"gpus=$SLURM_GPUS_ON_NODE "
+                                        "cvd=$CUDA_VISIBLE_DEVICES\"")}));
+  for (unsigned slots : {0u, 2u}) {
+    // Tasks of their own per round: the same ones would be memoized.
+    Plan plan;
+    const std::vector<std::string> ids = {fmt::format("g0b{}", slots), fmt::format("g1b{}", slots),
+                                          fmt::format("g2b{}", slots)};
+    for (const auto& id : ids) ASSERT_TRUE(plan.add(test::gpuTask(id, "gpu")));
+    SlurmLauncher launcher(batching(slots));
+    RunReport r = run(plan, registry, &launcher, *devices);
+    ASSERT_TRUE(r.ok()) << r.toText();
+    for (const auto& id : ids) {
+      const std::string& log = r.find(id)->log;
+      EXPECT_NE(log.find("gpus=1 cvd="), std::string::npos)
+          << id << " (batch " << slots << ") was not granted one GPU by Slurm: " << log;
+      EXPECT_EQ(log.find("cvd= "), std::string::npos) << log;
+    }
+    if (slots > 0) {
+      ASSERT_EQ(launcher.allocations().size(), 1u);
+      auto q = runProcess(
+          {"squeue", "--noheader", "--format=%j", "--jobs=" + launcher.allocations()[0]});
+      ASSERT_TRUE(q);
+      EXPECT_NE(q->out.find("batch-g1"), std::string::npos) << q->out;
+    }
   }
   EXPECT_FALSE(jobsLeft());
 }

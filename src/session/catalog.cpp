@@ -80,8 +80,7 @@ Capabilities checkCapabilities(const runtime::Plan& plan, const Catalog& catalog
       result.needGpu.insert(t.id);
       std::optional<std::string> why;
       if (record != nullptr && record->whyGpu != nullptr) why = record->whyGpu(t, catalog.context);
-      reasons[t.id] =
-          why.value_or("needs a GPU, and this machine has none (nvidia-smi lists none)");
+      reasons[t.id] = why.value_or("needs a GPU, and " + catalog.context.noGpu);
     }
   }
   // A GPU task downstream of another task that cannot run (a Triton dump) points at it, so the

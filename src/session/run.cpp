@@ -204,7 +204,21 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
 
   // The catalog of this build, and what this build and machine cannot do, taken out of the plan
   // and said plainly.
-  auto catalog = makeCatalog({.target = spec->file, .spec = *spec, .devices = detectDevices()});
+  // The GPUs runs can have: this machine's, or on Slurm the partition's (a login node without a
+  // GPU plans the GPU collections, and Slurm gives each run its GPUs).
+  backends::AdapterContext context{.target = spec->file, .spec = *spec, .devices = {}};
+  if (settings.slurm) {
+    if (auto ok = runtime::checkSlurm(*settings.slurm); !ok) return std::unexpected(ok.error());
+    auto cluster = runtime::slurmDevices(*settings.slurm);
+    if (!cluster) return std::unexpected(cluster.error());
+    context.devices = std::move(*cluster);
+    context.noGpu = fmt::format(
+        "the Slurm partition{} has none (sinfo lists no gpu GRES on its nodes)",
+        settings.slurm->partition.empty() ? "" : " `" + settings.slurm->partition + "`");
+  } else {
+    context.devices = detectDevices();
+  }
+  auto catalog = makeCatalog(std::move(context));
   if (!catalog) return std::unexpected(catalog.error());
   const auto& devices = catalog->context.devices;
   auto capabilities = checkCapabilities(prepared.plan.plan, *catalog);
@@ -221,7 +235,6 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
   runtime::RunOptions options;
   std::optional<runtime::SlurmLauncher> slurm;
   if (settings.slurm) {
-    if (auto ok = runtime::checkSlurm(*settings.slurm); !ok) return std::unexpected(ok.error());
     slurm.emplace(*settings.slurm);
     options.launcher = &*slurm;
   }

@@ -3,13 +3,18 @@
 # munged, slurmctld and slurmd (packages munge, slurmctld, slurmd, slurm-client; scripts/setup.sh
 # --all installs them), configured under DIR on free ports, the node being this machine with all
 # its CPUs and no GPU. Nothing outside DIR is written; `stop` ends the daemons and removes DIR.
-# Usage: local_cluster.sh start DIR   (prints SLURM_CONF=DIR/slurm.conf once sinfo sees the node
-#                                      idle; exit 77 when a package is missing or a daemon cannot
-#                                      start here, with the reason on stderr)
+# Usage: local_cluster.sh start DIR [GPUS]
+#                              (prints SLURM_CONF=DIR/slurm.conf once sinfo sees the node idle;
+#                              exit 77 when a package is missing or a daemon cannot start here,
+#                              with the reason on stderr). GPUS (1-4) gives the node that many
+#                              `gpu` GRES, stood in for by /dev/null, /dev/zero, ... (this machine
+#                              has no GPU): Slurm grants and counts --gres=gpu:N requests and sets
+#                              CUDA_VISIBLE_DEVICES, and nothing can use them as GPUs.
 #        local_cluster.sh stop DIR
 set -uo pipefail
 cmd=${1:-}
 dir=${2:-}
+gpus=${3:-0}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 
 stop() {
@@ -85,9 +90,20 @@ MpiDefault=none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 KillWait=2
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
+$([ "$gpus" -gt 0 ] && echo "GresTypes=gpu")
+NodeName=$host CPUs=$(nproc) State=UNKNOWN$([ "$gpus" -gt 0 ] && echo " Gres=gpu:$gpus")
 PartitionName=argus Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
+# Slurm's gpu GRES must name a character device per GPU (it sets CUDA_VISIBLE_DEVICES from their
+# order); harmless ones stand in.
+stand_ins=(/dev/null /dev/zero /dev/full /dev/urandom)
+if [ "$gpus" -gt ${#stand_ins[@]} ]; then
+  echo "local_cluster: at most ${#stand_ins[@]} counted GPUs" >&2
+  exit 2
+fi
+for ((i = 0; i < gpus; i++)); do
+  echo "NodeName=$host Name=gpu File=${stand_ins[$i]}"
+done >"$dir/gres.conf"
 export SLURM_CONF="$dir/slurm.conf"
 # munged refuses root unless forced; the key and socket are this cluster's own.
 munged --force --key-file="$dir/munge.key" --socket="$dir/munge.socket" \

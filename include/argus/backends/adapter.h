@@ -24,8 +24,12 @@ struct AdapterContext {
   std::filesystem::path target;
   /// The target's program spec, when the target is one.
   std::optional<program::ProgramSpec> spec;
-  /// GPUs of this machine (CUDA_VISIBLE_DEVICES ids); empty on a machine without one.
+  /// GPUs of this machine (CUDA_VISIBLE_DEVICES ids), or the device slots of the Slurm
+  /// partition the runs go to; empty where there is none.
   std::vector<std::string> devices;
+  /// Where `devices` came from, and why it is empty when it is, for the reasons of tasks that
+  /// cannot run ("needs a GPU, and <noGpu>").
+  std::string noGpu = "this machine has none (nvidia-smi lists none)";
 };
 
 /// One adapter (Caliper's service record). Records are immutable and live for the program's

@@ -41,6 +41,8 @@ struct ProbeDiscoveryInput {
   std::optional<std::string> referenceBundle;
   /// False where no GPU is available: branches stop at the probe builds.
   bool collect = true;
+  /// Why, when `collect` is false ("needs a GPU, and <noGpu>").
+  std::string noGpu = "this machine has none";
   /// The discovery task's `trace_config`: pass options for the probes' trace lowering (the
   /// spec's block shapes, the query's trace options).
   nlohmann::json traceConfig = nlohmann::json::object();
@@ -62,8 +64,9 @@ struct ProbeDiscovery {
 [[nodiscard]] Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& input);
 
 /// Registers `ptx_analysis`. `collectProbes` false (no GPU on this machine): the branches stop
-/// at the probe builds and the collections are listed as not run.
+/// at the probe builds and the collections are listed as not run, `noGpu` saying why.
 [[nodiscard]] Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry,
-                                                       bool collectProbes);
+                                                       bool collectProbes,
+                                                       std::string noGpu = "this machine has none");
 
 }  // namespace argus::backends

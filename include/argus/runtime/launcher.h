@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "argus/support/status.h"
@@ -116,6 +117,15 @@ class SlurmLauncher final : public WorkerLauncher {
   mutable std::mutex mutex_;  ///< Guards pools_ (the map; each pool has its own mutex).
   std::map<unsigned, std::unique_ptr<Pool>> pools_;
 };
+
+/// The GPUs of the cluster's nodes that runs may get, as the runtime's device slots ("0" ..
+/// "N-1", N = the `gpu` GRES of the partition's nodes, summed, from `sinfo`); Slurm picks the real
+/// devices of each run. Lets a coordinator without a GPU (a login node) plan GPU collections.
+[[nodiscard]] Result<std::vector<std::string>> slurmDevices(const SlurmOptions& options);
+
+/// The number of GPUs in one node's GRES as `sinfo` prints it ("gpu:h200:8(S:0-1),nvme:1" -> 8;
+/// "(null)" -> 0).
+[[nodiscard]] unsigned gpusInGres(std::string_view gres);
 
 /// Checks that Slurm's client commands are there and a controller answers (`srun --version`,
 /// `sinfo`); the error says what is missing and how Argus looks for the cluster (SLURM_CONF).

@@ -40,8 +40,8 @@ const AdapterRecord& compile() {
         if (task.executor != "triton_dump" || !context.spec) return {};
         return fmt::format(
             "needs a GPU: Triton compiles the kernel when `{}` launches it, so its PTX comes "
-            "from running the script on a GPU, and this machine has none (nvidia-smi lists none)",
-            context.spec->script.filename().string());
+            "from running the script on a GPU, and {}",
+            context.spec->script.filename().string(), context.noGpu);
       },
   };
   return record;

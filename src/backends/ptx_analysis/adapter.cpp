@@ -15,7 +15,7 @@ const AdapterRecord& ptx_analysis() {
       .registerExecutors =
           [](runtime::ExecutorRegistry& registry, const AdapterContext& context) {
             // Without a GPU only the probes' builds are materialized: their runs could not go.
-            return registerPtxAnalysisExecutor(registry, !context.devices.empty());
+            return registerPtxAnalysisExecutor(registry, !context.devices.empty(), context.noGpu);
           },
   };
   return record;

@@ -265,8 +265,7 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
   json notCollected = json::array();
   for (auto& b : *branches) {
     if (b.type == runtime::TaskType::Collect && !in.collect) {
-      notCollected.push_back(
-          {{"task", b.id}, {"reason", "needs a GPU, and this machine has none"}});
+      notCollected.push_back({{"task", b.id}, {"reason", "needs a GPU, and " + in.noGpu}});
       continue;
     }
     out.branches.push_back(std::move(b));
@@ -291,13 +290,14 @@ Result<ProbeDiscovery> discoverProbes(const ProbeDiscoveryInput& in) {
   return out;
 }
 
-Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry, bool collectProbes) {
+Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry, bool collectProbes,
+                                         std::string noGpu) {
   return registry.add(runtime::ExecutorRecord{
       "ptx_analysis",
       "discovers async op sites on PTX and materializes one forced-completion probe branch per "
       "selected op and iteration",
       std::make_shared<runtime::FunctionExecutor>(
-          [collectProbes](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
+          [collectProbes, noGpu](runtime::TaskContext& ctx) -> Result<runtime::TaskOutputs> {
             auto ptxInput = ctx.inputs.find("ptx");
             if (ptxInput == ctx.inputs.end())
               return fail("ptx_analysis", fmt::format("task `{}` has no `ptx` input", ctx.task.id));
@@ -321,6 +321,7 @@ Result<void> registerPtxAnalysisExecutor(runtime::ExecutorRegistry& registry, bo
             if (!scope) return std::unexpected(scope.error());
             in.scope = std::move(*scope);
             in.collect = collectProbes;
+            in.noGpu = noGpu;
             for (const auto& [name, artifact] : ctx.inputs) {
               if (!name.ends_with(".evidence")) continue;
               auto bytes = artifact.read();
