@@ -62,7 +62,7 @@ done
 configure_san() {
   [ -n "$bin" ] && return 0
   source "$root/scripts/lib/debian.sh"
-  ensure_debian_packages hardening clang-16 libclang-rt-16-dev
+  ensure_debian_packages hardening clang-16 libclang-rt-16-dev llvm-16
   if [ ! -f "$san/build.ninja" ]; then
     say "configuring $san (clang-16, ASan + UBSan, libFuzzer)"
     cmake -S "$root" -B "$san" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -16,6 +16,12 @@
 #   seed_pair DIR EXE CUBIN     the same with the harness's --pair CUBIN: each launch of EXE's
 #                               kernels next to one of CUBIN's (the trace-free build's), in
 #                               alternating order; bench/trace_overhead/paired.py reads DIR.
+#   gpu_slurm_setup             Slurm and munge from the carried .debs/slurm (fetch-deps.sh
+#                               --slurm), unpacked into /tmp/argus-slurm: their commands first on
+#                               PATH, their libraries on LD_LIBRARY_PATH, ARGUS_SLURM_PLUGIN_DIR
+#                               for tests/slurm/local_cluster.sh; slurmd starts slurmstepd from
+#                               its compiled-in /usr/sbin/slurmstepd, so that one link is made
+#                               there when it is missing.
 gpu_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 gpu_setup() {
@@ -47,4 +53,19 @@ seed_run() {
 
 seed_pair() {
   seed_harness "$1" "$2" "${INNER:-8,64,512}" "${REPS:-200}" --pair "$3"
+}
+
+gpu_slurm_setup() {
+  local prefix=/tmp/argus-slurm
+  if [ ! -d "$prefix/usr" ]; then
+    ls "$gpu_root"/.debs/slurm/*.deb >/dev/null 2>&1 ||
+      { echo "gpu_slurm_setup: no .debs/slurm (run scripts/gpu/fetch-deps.sh --slurm here and carry .debs)" >&2; return 1; }
+    for deb in "$gpu_root"/.debs/slurm/*.deb; do dpkg -x "$deb" "$prefix"; done
+    # Debian names its daemons through alternatives (slurmd -> slurmd-wlm), made at install.
+    for d in slurmctld slurmd slurmstepd; do ln -sf "$d-wlm" "$prefix/usr/sbin/$d"; done
+  fi
+  [ -e /usr/sbin/slurmstepd ] || ln -s "$prefix/usr/sbin/slurmstepd-wlm" /usr/sbin/slurmstepd
+  export PATH="$prefix/usr/sbin:$prefix/usr/bin:$PATH"
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu/slurm-wlm:$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export ARGUS_SLURM_PLUGIN_DIR="$prefix/usr/lib/x86_64-linux-gnu/slurm-wlm"
 }

@@ -3,6 +3,9 @@
 # munged, slurmctld and slurmd (packages munge, slurmctld, slurmd, slurm-client; scripts/setup.sh
 # --all installs them), configured under DIR on free ports, the node being this machine with all
 # its CPUs and no GPU. Nothing outside DIR is written; `stop` ends the daemons and removes DIR.
+# Slurm unpacked elsewhere (a GPU machine without package registries: scripts/gpu/lib.sh's
+# gpu_slurm_setup) is found on PATH, its plugins in $ARGUS_SLURM_PLUGIN_DIR. The cluster is
+# stopped when the process that started it ends, if `stop` did not come first.
 # Usage: local_cluster.sh start DIR [GPUS]
 #                              (prints SLURM_CONF=DIR/slurm.conf once sinfo sees the node idle;
 #                              exit 77 when a package is missing or a daemon cannot start here,
@@ -91,6 +94,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 KillWait=2
 $([ "$gpus" -gt 0 ] && echo "GresTypes=gpu")
+$([ -n "${ARGUS_SLURM_PLUGIN_DIR:-}" ] && echo "PluginDir=$ARGUS_SLURM_PLUGIN_DIR")
 NodeName=$host CPUs=$(nproc) State=UNKNOWN$([ "$gpus" -gt 0 ] && echo " Gres=gpu:$gpus")
 PartitionName=argus Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
@@ -115,6 +119,13 @@ slurmd -f "$SLURM_CONF" ||
   { echo "local_cluster: slurmd did not start: $(tail -3 "$dir/slurmd.log")" >&2; stop; exit 77; }
 for _ in $(seq 100); do
   if sinfo --noheader --format=%t 2>/dev/null | grep -q idle; then
+    # The cluster lives no longer than what started it (a test killed at its timeout cannot
+    # stop it): a watcher, detached from this script's output, stops it after its owner ends.
+    owner=$PPID
+    self=$(readlink -f "$0")
+    setsid bash -c 'while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done
+                    [ -d "$2" ] && "$3" stop "$2"' watcher "$owner" "$dir" "$self" \
+      </dev/null >/dev/null 2>&1 &
     echo "SLURM_CONF=$SLURM_CONF"
     exit 0
   fi
