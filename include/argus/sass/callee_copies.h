@@ -1,0 +1,68 @@
+// Copies of a callee's machine code inside a cubin, one per calling region (issue 31): the copies
+// are the reference build's own bytes, appended to the kernel's text section, and chosen call
+// sites are retargeted to them. A mapping run on the patched cubin then counts, per copy, the
+// executions of the reference's own PCs under one calling region, so that n(r, p) is exact even
+// where ptxas would have specialized per-caller clones compiled from PTX.
+//
+// Whole-program cubins (nvcc without -rdc) keep a non-inlined device function inside its
+// kernel's `.text.<kernel>` section, as a local FUNC symbol `$<kernel>$<callee>`; calls are
+// `CALL.REL.NOINC` with a PC-relative target and returns `RET.REL.NODEC Rn` through a register,
+// and branches are PC-relative, so a byte-identical copy at another offset runs the same code.
+// What would not survive a copy is refused, with the reason: relocations or `.nv.info`
+// PC lists that point into the callee, or a call site that is not a CALL.REL to it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "argus/support/status.h"
+
+namespace argus::sass {
+
+/// A function's code in a kernel's text section.
+struct CubinFunction {
+  std::string symbol;    ///< ELF symbol: the kernel's name, or `$<kernel>$<callee>`.
+  std::uint64_t offset;  ///< In the kernel's text section.
+  std::uint64_t size;    ///< Bytes, with ptxas's trailing padding.
+};
+
+/// One copy to make: `callee`'s code appended to `kernel`'s text, and the CALLs at `callSites`
+/// (offsets in the patched text: the kernel's own code, or inside an earlier copy) sent to it.
+struct CalleeCopyRequest {
+  std::string callee;  ///< The callee's symbol, or its name without the `$<kernel>$` prefix.
+  std::vector<std::uint64_t> callSites;
+};
+
+/// Where a copy landed.
+struct CalleeCopy {
+  CubinFunction original;
+  std::uint64_t offset = 0;  ///< The copy's first byte in the patched text section.
+  /// The copy's PC `offset + d` runs the reference's PC `original.offset + d`.
+  [[nodiscard]] std::uint64_t referencePc(std::uint64_t pc) const {
+    return original.offset + (pc - offset);
+  }
+};
+
+struct PatchedCubin {
+  std::vector<std::uint8_t> bytes;
+  std::vector<CalleeCopy> copies;  ///< In request order.
+};
+
+/// The functions of `kernel`'s text section (the kernel first), from the cubin's symbols.
+[[nodiscard]] Result<std::vector<CubinFunction>> cubinFunctions(std::span<const std::uint8_t> cubin,
+                                                                std::string_view kernel);
+
+/// The target of the CALL.REL at `pc` of `kernel`'s text; an error if it is not one.
+[[nodiscard]] Result<std::uint64_t> callTarget(std::span<const std::uint8_t> cubin,
+                                               std::string_view kernel, std::uint64_t pc);
+
+/// `cubin` with one copy of a callee per request (see CalleeCopyRequest). The copies keep their
+/// original's offset modulo 128, so instruction-fetch alignment is the reference's too.
+[[nodiscard]] Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin,
+                                               std::string_view kernel,
+                                               const std::vector<CalleeCopyRequest>& requests);
+
+}  // namespace argus::sass
