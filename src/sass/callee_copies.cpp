@@ -292,7 +292,7 @@ Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin, std::strin
     }
     text.insert(text.end(), original.begin() + static_cast<std::ptrdiff_t>(f->offset),
                 original.begin() + static_cast<std::ptrdiff_t>(f->offset + f->size));
-    const CalleeCopy copy{*f, at};
+    const CalleeCopy copy{*f, at, {}, {}};
     // Targets outside the function keep their absolute place; return PCs of calls made from the
     // copy become the copy's.
     for (std::uint64_t d = 0; d < f->size; d += kInstruction) {
@@ -339,7 +339,9 @@ Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin, std::strin
       call.setTarget(site, at);
       store(text, site, call);
     }
-    out.copies.push_back(copy);
+    CalleeCopy placed = copy;
+    placed.callSites = request.callSites;
+    out.copies.push_back(std::move(placed));
   }
 
   // Rewrite the file: the text grows by `grow`; what follows it moves by `shift`, a multiple of
@@ -396,6 +398,69 @@ Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin, std::strin
     }
   }
   out.bytes = std::move(bytes);
+  return out;
+}
+
+Result<PatchedCubin> copyCalleesPerCallSite(std::span<const std::uint8_t> cubin,
+                                            std::string_view kernel, unsigned maxDepth) {
+  auto functions = cubinFunctions(cubin, kernel);
+  if (!functions) return std::unexpected(functions.error());
+  auto elf = readElf(cubin);
+  auto kt = kernelText(cubin, *elf, kernel);
+  const Elf64_Shdr& header = elf->sections[kt->section];
+  const std::span<const std::uint8_t> original = cubin.subspan(header.sh_offset, header.sh_size);
+  // The kernel's own code ends where its first callee begins.
+  std::uint64_t ownEnd = header.sh_size;
+  for (const auto& f : *functions)
+    if (f.symbol != kernel) ownEnd = std::min(ownEnd, f.offset);
+  const auto calleeAt = [&](std::uint64_t offset) -> const CubinFunction* {
+    for (const auto& f : *functions)
+      if (f.symbol != kernel && f.offset == offset) return &f;
+    return nullptr;
+  };
+  /// The calls of reference code [begin, end) to callees, as (reference pc, callee).
+  const auto callsIn = [&](std::uint64_t begin, std::uint64_t end) {
+    std::vector<std::pair<std::uint64_t, const CubinFunction*>> calls;
+    for (std::uint64_t pc = begin; pc + kInstruction <= end; pc += kInstruction) {
+      const Instruction i = load(original, pc);
+      if (i.opcode() != kCallRel) continue;
+      if (const CubinFunction* f = calleeAt(i.target(pc))) calls.emplace_back(pc, f);
+    }
+    return calls;
+  };
+
+  // Requests in the order their copies are placed; a copy's own calls are requested after it,
+  // so that their sites (inside it) are known when they are retargeted.
+  struct Pending {
+    std::uint64_t site;  ///< In the patched text.
+    std::vector<std::uint64_t> context;
+    const CubinFunction* callee;
+  };
+  std::vector<Pending> pending;
+  for (const auto& [pc, f] : callsIn(0, ownEnd)) pending.push_back({pc, {pc}, f});
+  std::vector<CalleeCopyRequest> requests;
+  std::vector<std::vector<std::uint64_t>> contexts;
+  PatchedCubin out;
+  for (std::size_t next = 0; next < pending.size(); ++next) {
+    requests.push_back({pending[next].callee->symbol, {pending[next].site}});
+    contexts.push_back(pending[next].context);
+    auto patched = copyCallees(cubin, kernel, requests);
+    if (!patched) return std::unexpected(patched.error());
+    const CalleeCopy& copy = patched->copies.back();
+    if (pending[next].context.size() < maxDepth)
+      for (const auto& [pc, f] :
+           callsIn(copy.original.offset, copy.original.offset + copy.original.size)) {
+        auto context = pending[next].context;
+        context.push_back(pc);
+        pending.push_back({copy.offset + (pc - copy.original.offset), std::move(context), f});
+      }
+    out = std::move(*patched);
+  }
+  if (requests.empty()) {
+    out.bytes.assign(cubin.begin(), cubin.end());
+    return out;
+  }
+  for (std::size_t k = 0; k < out.copies.size(); ++k) out.copies[k].context = contexts[k];
   return out;
 }
 

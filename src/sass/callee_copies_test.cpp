@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -105,10 +106,12 @@ std::string moved(const std::string& text, std::uint64_t from, std::uint64_t siz
   return out + text.substr(last);
 }
 
-/// Every instruction of `copy` reads as its original's, moved.
+/// Every instruction of `copy` reads as its original's, moved; but for the calls in `retargeted`.
 void expectSameCode(const std::map<std::uint64_t, std::string>& before,
-                    const std::map<std::uint64_t, std::string>& after, const CalleeCopy& copy) {
+                    const std::map<std::uint64_t, std::string>& after, const CalleeCopy& copy,
+                    const std::set<std::uint64_t>& retargeted = {}) {
   for (std::uint64_t d = 0; d < copy.original.size; d += 16) {
+    if (retargeted.contains(copy.offset + d)) continue;
     ASSERT_TRUE(before.contains(copy.original.offset + d) && after.contains(copy.offset + d)) << d;
     EXPECT_EQ(after.at(copy.offset + d),
               moved(before.at(copy.original.offset + d), copy.original.offset, copy.original.size,
@@ -192,6 +195,50 @@ TEST_F(CalleeCopies, ACopyOfACalleeThatCallsKeepsItsReturnsInTheCopy) {
       if (after.at(copy.offset + d).starts_with("RET.REL.NODEC")) {
         EXPECT_TRUE(after.at(copy.offset + d).ends_with(" 0x0")) << after.at(copy.offset + d);
       }
+}
+
+TEST_F(CalleeCopies, EveryCallPathGetsItsOwnCopy) {
+  auto functions = *cubinFunctions(cubin_, "nested");
+  const auto outer =
+      *std::ranges::find(functions, std::string("$nested$_Z5outerfi"), &CubinFunction::symbol);
+  const auto inner =
+      *std::ranges::find(functions, std::string("$nested$_Z5innerfi"), &CubinFunction::symbol);
+  const auto sites = callsTo("nested", outer);
+  ASSERT_EQ(sites.size(), 2u);
+  auto patched = copyCalleesPerCallSite(cubin_, "nested");
+  ASSERT_TRUE(patched) << patched.error().text();
+  // outer from each of the kernel's two calls, and inner from each copy of outer.
+  ASSERT_EQ(patched->copies.size(), 4u);
+  const auto before = sass(cubin_, "nested");
+  const auto after = sass(patched->bytes, "nested");
+  std::set<std::uint64_t> retargeted;
+  for (const auto& copy : patched->copies)
+    retargeted.insert(copy.callSites.begin(), copy.callSites.end());
+  for (const auto& copy : patched->copies) expectSameCode(before, after, copy, retargeted);
+  EXPECT_EQ(patched->copies[0].context, std::vector<std::uint64_t>{sites[0]});
+  EXPECT_EQ(patched->copies[1].context, std::vector<std::uint64_t>{sites[1]});
+  for (std::size_t k = 0; k < 2; ++k) {
+    const CalleeCopy& outerCopy = patched->copies[k];
+    const CalleeCopy& innerCopy = patched->copies[2 + k];
+    EXPECT_EQ(outerCopy.original.symbol, outer.symbol);
+    EXPECT_EQ(innerCopy.original.symbol, inner.symbol);
+    ASSERT_EQ(innerCopy.context.size(), 2u);
+    EXPECT_EQ(innerCopy.context[0], sites[k]);
+    ASSERT_EQ(innerCopy.callSites.size(), 1u);
+    // The call sits in this path's copy of outer, at the reference call's place, and names the
+    // path's copy of inner.
+    EXPECT_EQ(outerCopy.referencePc(innerCopy.callSites[0]), innerCopy.context[1]);
+    EXPECT_EQ(after.at(innerCopy.callSites[0]),
+              fmt::format("CALL.REL.NOINC {:#x}", innerCopy.offset));
+  }
+  // Depth 1: only the kernel's own calls get copies.
+  auto shallow = copyCalleesPerCallSite(cubin_, "nested", 1);
+  ASSERT_TRUE(shallow);
+  EXPECT_EQ(shallow->copies.size(), 2u);
+  // The trip-count kernel: one copy per call, as the two hand-made requests gave.
+  auto trips = copyCalleesPerCallSite(cubin_, "trips");
+  ASSERT_TRUE(trips);
+  EXPECT_EQ(trips->copies.size(), 2u);
 }
 
 TEST_F(CalleeCopies, WhatCannotBeCopiedIsAnErrorThatSaysWhy) {

@@ -39,7 +39,11 @@ struct CalleeCopyRequest {
 /// Where a copy landed.
 struct CalleeCopy {
   CubinFunction original;
-  std::uint64_t offset = 0;  ///< The copy's first byte in the patched text section.
+  std::uint64_t offset = 0;              ///< The copy's first byte in the patched text section.
+  std::vector<std::uint64_t> callSites;  ///< The calls sent to it, in the patched text.
+  /// copyCalleesPerCallSite: the reference PCs of the calls that lead here, from the kernel's
+  /// own code down (one for a callee the kernel calls, two for one that callee calls, ...).
+  std::vector<std::uint64_t> context;
   /// The copy's PC `offset + d` runs the reference's PC `original.offset + d`.
   [[nodiscard]] std::uint64_t referencePc(std::uint64_t pc) const {
     return original.offset + (pc - offset);
@@ -64,5 +68,14 @@ struct PatchedCubin {
 [[nodiscard]] Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin,
                                                std::string_view kernel,
                                                const std::vector<CalleeCopyRequest>& requests);
+
+/// `cubin` with a copy of the callee for every call site of `kernel`: each CALL.REL of the
+/// kernel's own code gets a copy of its own, and so does each CALL.REL inside a copy, down to
+/// `maxDepth` calls (deeper calls keep calling their original, and the copy's context says how
+/// deep it is). The copies' PCs then count each call path's executions apart; a call site's
+/// region owns its copy.
+[[nodiscard]] Result<PatchedCubin> copyCalleesPerCallSite(std::span<const std::uint8_t> cubin,
+                                                          std::string_view kernel,
+                                                          unsigned maxDepth = 8);
 
 }  // namespace argus::sass
