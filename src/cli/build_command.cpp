@@ -64,6 +64,12 @@ std::vector<Command> addBuildCommands(CLI::App& app) {
   verb->add_option("--regions-file", o->derive.file,
                    "A region file (YAML or JSON) whose regions are derived into the PTX")
       ->check(CLI::ExistingFile);
+  verb->add_flag("--copy-callees", o->copyCallees,
+                 "Give every call path of a non-inlined device function its own copy of the "
+                 "callee's machine code in the cubin: the reference's bytes appended to the "
+                 "kernel, each CALL sent to its copy, so per-PC counts of the copies split the "
+                 "callee's executions by call path (CUDA programs; the map of copies to "
+                 "reference PCs is written as callee_copies.json)");
   return {Command{verb, [o] { return runBuild(*o); }}};
 }
 

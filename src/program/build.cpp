@@ -702,6 +702,12 @@ Result<void> buildIn(const ProgramSpec& spec, std::string_view ptx, const fs::pa
     }
     if (i == *cicc)
       if (auto w = writeFile(ciccPtx, ptx); !w) return std::unexpected(w.error());
+    if (i == *ptxas && options.editCubin) {
+      if (ptxasCubin.empty())
+        return fail("build", "ptxas in the nvcc -dryrun listing names no cubin to edit");
+      if (auto edited = options.editCubin(ptxasCubin); !edited)
+        return std::unexpected(edited.error());
+    }
     if (i == *ptxas && !ptxasCubin.empty())
       if (auto c = copyFile(ptxasCubin, result.cubin); !c) return std::unexpected(c.error());
   }

@@ -223,6 +223,16 @@ std::optional<std::string> whyNotCopyable(std::span<const std::uint8_t> bytes, c
 
 }  // namespace
 
+Result<std::vector<std::string>> cubinKernels(std::span<const std::uint8_t> cubin) {
+  auto elf = readElf(cubin);
+  if (!elf) return std::unexpected(elf.error());
+  std::vector<std::string> kernels;
+  for (unsigned i = 0; i < elf->names.size(); ++i)
+    if (elf->names[i].starts_with(".text.") && elf->sections[i].sh_type == SHT_PROGBITS)
+      kernels.push_back(elf->names[i].substr(6));
+  return kernels;
+}
+
 Result<std::vector<CubinFunction>> cubinFunctions(std::span<const std::uint8_t> cubin,
                                                   std::string_view kernel) {
   auto elf = readElf(cubin);

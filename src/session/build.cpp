@@ -12,11 +12,47 @@
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/query/query.h"
+#include "argus/sass/callee_copies.h"
 #include "argus/support/process.h"
 
 namespace argus::session {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+/// Copies every kernel's callees per call path in `cubin` (sass/callee_copies.h) and notes in
+/// `map` (argus.callee_copies/1) where each copy runs which reference PCs.
+Result<void> copyCalleesInto(const fs::path& cubin, nlohmann::json& map) {
+  auto bytes = readFile(cubin);
+  if (!bytes) return std::unexpected(bytes.error());
+  std::vector<std::uint8_t> image(bytes->begin(), bytes->end());
+  auto kernels = sass::cubinKernels(image);
+  if (!kernels) return std::unexpected(kernels.error());
+  map = {{"schema", "argus.callee_copies/1"},
+         {"reference_cubin", {{"bytes", image.size()}}},
+         {"kernels", nlohmann::json::object()}};
+  for (const auto& kernel : *kernels) {
+    auto patched = sass::copyCalleesPerCallSite(image, kernel);
+    if (!patched)
+      return fail("build",
+                  fmt::format("--copy-callees, kernel `{}`: {}", kernel, patched.error().message));
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : patched->copies)
+      list.push_back({{"callee", c.original.symbol},
+                      {"reference_offset", c.original.offset},
+                      {"size", c.original.size},
+                      {"copy_offset", c.offset},
+                      {"call_sites", c.callSites},
+                      {"context", c.context}});
+    map["kernels"][kernel] = std::move(list);
+    image = std::move(patched->bytes);
+  }
+  std::string text(image.begin(), image.end());
+  return writeFile(cubin, text);
+}
+
+}  // namespace
 
 Result<BuiltVariant> buildVariant(const BuildRequest& o) {
   // A malformed --pass-option or a key the trace pass does not take (trace::kTraceOptionNames) is
@@ -37,6 +73,10 @@ Result<BuiltVariant> buildVariant(const BuildRequest& o) {
   auto spec = program::loadProgramSpec(o.program);
   if (!spec) return std::unexpected(spec.error());
   const bool triton = spec->language == "triton";
+  if (triton && o.copyCallees)
+    return std::unexpected(Error{"build",
+                                 "--copy-callees edits the cubin ptxas makes of a CUDA program; "
+                                 "a Triton kernel's cubin is Triton's own (not supported yet)"});
   std::optional<program::TritonKernelDump> dump;
   std::string kernel = o.kernel;
   if (triton) {
@@ -96,9 +136,16 @@ Result<BuiltVariant> buildVariant(const BuildRequest& o) {
       if (auto ok = writeFile(out / (kernel + ".ttgir"), dump->ttgir); !ok)
         return std::unexpected(ok.error());
   } else {
-    auto built = program::buildWithPtx(*spec, ptx::printModule(*module), out);
+    program::BuildOptions build;
+    nlohmann::json copies = nlohmann::json::object();
+    if (o.copyCallees)
+      build.editCubin = [&](const fs::path& cubin) { return copyCalleesInto(cubin, copies); };
+    auto built = program::buildWithPtx(*spec, ptx::printModule(*module), out, build);
     if (!built) return std::unexpected(built.error());
     executable = built->executable;
+    if (o.copyCallees)
+      if (auto ok = writeFile(out / "callee_copies.json", copies.dump(2)); !ok)
+        return std::unexpected(ok.error());
   }
   if (!transformed->traceMap.empty())
     if (auto ok = writeFile(out / "trace_map.json", transformed->traceMap.dump(2)); !ok)

@@ -410,6 +410,45 @@ TEST(CliBuild, RefusesAnUnknownPassOption) {
       << malformed.err;
 }
 
+// --copy-callees on the shared-callee example: the executable's own cubin (what the program
+// loads) sends each of the two calls of the helper to a copy of its own, at the offsets the map
+// names, and the copies hold the helper's instructions.
+TEST(CliBuild, CopyCalleesGivesEachCallItsOwnCopyInTheExecutable) {
+  auto cuobjdump = argus::findTool("cuobjdump");
+  if (!cuobjdump) GTEST_SKIP() << cuobjdump.error().text();
+  auto dir = argus::makeTempDir("argus-cli-copies");
+  ASSERT_TRUE(dir);
+  const std::string spec = std::string(ARGUS_SOURCE_DIR) + "/examples/shared_callee/argus.yaml";
+  auto r = argus(
+      {"build", "--program", spec, "--variant", "original", "--copy-callees", "-o", dir->string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::ifstream in(*dir / "callee_copies.json");
+  const auto map = nlohmann::json::parse(in);
+  EXPECT_EQ(map["schema"], "argus.callee_copies/1");
+  const auto& copies = map["kernels"]["shared_callee"];
+  ASSERT_EQ(copies.size(), 2u) << map.dump(1);
+  auto sass = argus::runProcess({cuobjdump->string(), "-sass", (*dir / "shared_callee").string()});
+  ASSERT_TRUE(sass && sass->exitCode == 0);
+  for (const auto& c : copies) {
+    EXPECT_EQ(c["callee"], "$shared_callee$_Z12sharedHelperfi");
+    const auto site = c["call_sites"][0].get<std::uint64_t>();
+    const auto target = c["copy_offset"].get<std::uint64_t>();
+    EXPECT_NE(sass->out.find(
+                  fmt::format("/*{:04x}*/                   CALL.REL.NOINC {:#x} ;", site, target)),
+              std::string::npos)
+        << "call " << site << " does not go to its copy at " << target << "\n"
+        << sass->out;
+  }
+  auto triton = argus({"build", "--program",
+                       std::string(ARGUS_SOURCE_DIR) + "/examples/triton_matmul/argus.yaml",
+                       "--copy-callees", "-o", (*dir / "t").string()});
+  EXPECT_EQ(triton.exitCode, 1);
+  EXPECT_NE(triton.err.find("--copy-callees edits the cubin ptxas makes of a CUDA program"),
+            std::string::npos)
+      << triton.err;
+  fs::remove_all(*dir);
+}
+
 TEST(CliRecipes, JsonListsEveryRecipe) {
   auto r = argus({"recipes", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;

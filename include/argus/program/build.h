@@ -39,6 +39,9 @@ struct BuildOptions {
   std::chrono::seconds stepTimeout{600};  ///< Per command.
   std::function<bool()> cancelled;        ///< Polled between commands; optional.
   bool keepIntermediates = false;         ///< Keep nvcc's temporary files under outDir/tmp.
+  /// Edits ptxas's cubin in place before fatbinary embeds it (callee copies for a mapping
+  /// build, issue 31); its error fails the build. Optional.
+  std::function<Result<void>(const std::filesystem::path& cubin)> editCubin{};
 };
 
 /// One command of a build, as run.

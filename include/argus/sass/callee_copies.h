@@ -55,6 +55,9 @@ struct PatchedCubin {
   std::vector<CalleeCopy> copies;  ///< In request order.
 };
 
+/// The kernels of a cubin: the names of its `.text.<kernel>` sections, in file order.
+[[nodiscard]] Result<std::vector<std::string>> cubinKernels(std::span<const std::uint8_t> cubin);
+
 /// The functions of `kernel`'s text section (the kernel first), from the cubin's symbols.
 [[nodiscard]] Result<std::vector<CubinFunction>> cubinFunctions(std::span<const std::uint8_t> cubin,
                                                                 std::string_view kernel);

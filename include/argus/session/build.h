@@ -26,6 +26,10 @@ struct BuildRequest {
   /// Regions derived into the front end's PTX after the spec's own (a Triton program's: its
   /// dumped PTX); not with `ptx`.
   program::DeriveRequest derive;
+  /// Give every call path of a non-inlined device function its own byte-identical copy of the
+  /// callee in the cubin (sass/callee_copies.h), the map written as callee_copies.json. CUDA
+  /// programs only.
+  bool copyCallees = false;
   /// Told each step that takes a while before it starts (a Triton script run once to dump its
   /// kernel), in a line for people; none: nothing is told.
   std::function<void(const std::string&)> progress{};
