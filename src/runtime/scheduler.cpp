@@ -334,6 +334,13 @@ class Run {
                                 n.task.id, n.task.gpus, devices_.size(), deviceList()));
         return;
       }
+      if (n.task.gpus > perTaskLimit()) {
+        finishUnrun(i, TaskState::Failed,
+                    fmt::format("runtime: task `{}` needs {} GPUs at once and one node has at "
+                                "most {}; lower the program spec's run.gpus",
+                                n.task.id, n.task.gpus, perTaskLimit()));
+        return;
+      }
       gpuQueue_.push_back(Pending{i, executor, std::move(ctx)});
       return;
     }
@@ -386,9 +393,16 @@ class Run {
     cv_.notify_one();
   }
 
-  /// Devices a task takes: 1, or (multi-GPU programs) whole devices, all of them for gpus = 0.
+  /// Devices a task takes: 1, or (multi-GPU programs) whole devices, as many as one task can hold
+  /// for gpus = 0.
   std::size_t devicesFor(const TaskDescriptor& t) const {
-    return t.gpus == 0 ? devices_.size() : t.gpus;
+    return t.gpus == 0 ? perTaskLimit() : t.gpus;
+  }
+
+  /// The most devices one task holds (RunOptions::maxDevicesPerTask).
+  std::size_t perTaskLimit() const {
+    return options_.maxDevicesPerTask == 0 ? devices_.size()
+                                           : std::min(options_.maxDevicesPerTask, devices_.size());
   }
 
   std::string deviceList() const {

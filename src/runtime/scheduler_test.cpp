@@ -543,6 +543,32 @@ TEST_F(SchedulerTest, MultiGpuTasksHoldWholeDevices) {
       << failed.toText();
 }
 
+// Devices of several machines (a Slurm partition's): a run of `all` GPUs holds one machine's
+// worth, and one that asks for more than a machine has fails with that reason.
+TEST_F(SchedulerTest, ARunOfAllGpusHoldsOneNodesWorth) {
+  registerExecutor("ok", std::make_shared<test::ScriptExecutor>("ok"));
+  Plan p;
+  auto all = gpuTask("all", "ok");
+  all.gpus = 0;
+  ASSERT_TRUE(p.add(all));
+  auto o = options();
+  o.devices = {"0", "1", "2", "3"};  // two nodes of two
+  o.maxDevicesPerTask = 2;
+  auto report = run(p, o);
+  ASSERT_TRUE(report.ok()) << report.toText();
+  EXPECT_EQ(report.tasks.front().outcome.lane.device, "0,1");
+
+  Plan tooMany;
+  auto three = gpuTask("three", "ok");
+  three.gpus = 3;
+  ASSERT_TRUE(tooMany.add(three));
+  auto failed = run(tooMany, o);
+  EXPECT_EQ(state(failed, "three"), TaskState::Failed);
+  EXPECT_NE(failed.toText().find("needs 3 GPUs at once and one node has at most 2"),
+            std::string::npos)
+      << failed.toText();
+}
+
 TEST_F(SchedulerTest, CompatibleCollectionsShareADevice) {
   fs::path meet = root_ / "meet";
   fs::create_directories(meet);

@@ -229,7 +229,7 @@ unsigned gpusInGres(std::string_view gres) {
   return gpus;
 }
 
-Result<std::vector<std::string>> slurmDevices(const SlurmOptions& options) {
+Result<SlurmGpus> slurmDevices(const SlurmOptions& options) {
   std::vector<std::string> sinfo = {"sinfo", "--noheader", "--Node", "--format=%N %G"};
   if (!options.partition.empty()) sinfo.push_back("--partition=" + options.partition);
   auto info = runProcess(sinfo, {.timeout = std::chrono::seconds(15)});
@@ -240,11 +240,14 @@ Result<std::vector<std::string>> slurmDevices(const SlurmOptions& options) {
   std::map<std::string, unsigned> nodes;
   std::istringstream lines(info->out);
   for (std::string node, gres; lines >> node >> gres;) nodes[node] = gpusInGres(gres);
+  SlurmGpus out;
   unsigned total = 0;
-  for (const auto& [node, gpus] : nodes) total += gpus;
-  std::vector<std::string> devices;
-  for (unsigned i = 0; i < total; ++i) devices.push_back(std::to_string(i));
-  return devices;
+  for (const auto& [node, gpus] : nodes) {
+    total += gpus;
+    out.largestNode = std::max(out.largestNode, gpus);
+  }
+  for (unsigned i = 0; i < total; ++i) out.devices.push_back(std::to_string(i));
+  return out;
 }
 
 Result<void> checkSlurm(const SlurmOptions& options) {

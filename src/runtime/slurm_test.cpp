@@ -342,9 +342,11 @@ TEST(SlurmGres, CountsTheGpusOfANode) {
 
 TEST_F(SlurmRun, TheClustersGpusAreTheDeviceSlotsAndSlurmGrantsThem) {
   // A coordinator without a GPU (this machine) plans on the partition's GPUs.
-  auto devices = slurmDevices(SlurmOptions{});
-  ASSERT_TRUE(devices) << devices.error().text();
-  EXPECT_EQ(*devices, (std::vector<std::string>{"0", "1"}));
+  auto gpus = slurmDevices(SlurmOptions{});
+  ASSERT_TRUE(gpus) << gpus.error().text();
+  EXPECT_EQ(gpus->devices, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(gpus->largestNode, 2u);
+  const auto* devices = &gpus->devices;
   // Each GPU run is a job (or step) of one GPU that Slurm gave it: SLURM_GPUS_ON_NODE is Slurm's
   // own, and the runtime sets no CUDA_VISIBLE_DEVICES of its own.
   ExecutorRegistry registry;

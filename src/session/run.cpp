@@ -207,11 +207,13 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
   // The GPUs runs can have: this machine's, or on Slurm the partition's (a login node without a
   // GPU plans the GPU collections, and Slurm gives each run its GPUs).
   backends::AdapterContext context{.target = spec->file, .spec = *spec, .devices = {}};
+  unsigned largestNode = 0;  // Slurm: the most GPUs one run can hold
   if (settings.slurm) {
     if (auto ok = runtime::checkSlurm(*settings.slurm); !ok) return std::unexpected(ok.error());
     auto cluster = runtime::slurmDevices(*settings.slurm);
     if (!cluster) return std::unexpected(cluster.error());
-    context.devices = std::move(*cluster);
+    context.devices = cluster->devices;
+    largestNode = cluster->largestNode;
     context.noGpu = fmt::format(
         "the Slurm partition{} has none (sinfo lists no gpu GRES on its nodes)",
         settings.slurm->partition.empty() ? "" : " `" + settings.slurm->partition + "`");
@@ -239,6 +241,7 @@ Result<QueryRun> runQuery(const PreparedQuery& prepared, const RunSettings& sett
     options.launcher = &*slurm;
   }
   options.devices = devices;
+  options.maxDevicesPerTask = largestNode;
   options.maxTasksPerDevice = 1;
   options.maxTurnTasksPerDevice = settings.concurrentProbes;
   options.cancelFlag = runtime::interruptFlag();

@@ -118,10 +118,17 @@ class SlurmLauncher final : public WorkerLauncher {
   std::map<unsigned, std::unique_ptr<Pool>> pools_;
 };
 
-/// The GPUs of the cluster's nodes that runs may get, as the runtime's device slots ("0" ..
-/// "N-1", N = the `gpu` GRES of the partition's nodes, summed, from `sinfo`); Slurm picks the real
-/// devices of each run. Lets a coordinator without a GPU (a login node) plan GPU collections.
-[[nodiscard]] Result<std::vector<std::string>> slurmDevices(const SlurmOptions& options);
+/// The GPUs of a Slurm partition, for a coordinator without a GPU (a login node) to plan GPU
+/// collections on.
+struct SlurmGpus {
+  /// The runtime's device slots, "0" .. "N-1": N = the `gpu` GRES of the partition's nodes,
+  /// summed (`sinfo`). Slurm picks the real devices of each run.
+  std::vector<std::string> devices;
+  /// The largest node's GPUs: the most one run can hold (RunOptions::maxDevicesPerTask), since a
+  /// run's GPUs are on one node.
+  unsigned largestNode = 0;
+};
+[[nodiscard]] Result<SlurmGpus> slurmDevices(const SlurmOptions& options);
 
 /// The number of GPUs in one node's GRES as `sinfo` prints it ("gpu:h200:8(S:0-1),nvme:1" -> 8;
 /// "(null)" -> 0).

@@ -38,6 +38,10 @@ struct RunOptions {
   std::vector<std::string> devices;
   /// Most GPU tasks running on one device at once (isolation rules still apply).
   std::size_t maxTasksPerDevice = 4;
+  /// Most devices one task can hold: a multi-GPU program's run must fit on one machine, and a
+  /// Slurm partition's devices are those of several (its largest node's count); 0 = all of
+  /// `devices`. A task of `all` GPUs (TaskDescriptor::gpus 0) holds this many.
+  std::size_t maxDevicesPerTask = 0;
   /// Most tasks that take GPU turns (Isolation::gpuTurns) running on one device at once.
   std::size_t maxTurnTasksPerDevice = 8;
   /// Timeout for tasks whose descriptor has none; nullopt = no limit.
