@@ -66,6 +66,13 @@ class CalleeCopies : public ::testing::Test {
     }
     return out;
   }
+  /// `kernel`'s function `symbol` (the test fails where there is none).
+  CubinFunction function(const std::string& kernel, const std::string& symbol) {
+    auto functions = *cubinFunctions(cubin_, kernel);
+    auto f = std::ranges::find(functions, symbol, &CubinFunction::symbol);
+    EXPECT_NE(f, functions.end()) << symbol;
+    return f == functions.end() ? CubinFunction{} : *f;
+  }
   /// The CALL.REL sites of `kernel`'s own code (before its first callee) that call `callee`.
   std::vector<std::uint64_t> callsTo(const std::string& kernel, const CubinFunction& callee) {
     std::vector<std::uint64_t> sites;
@@ -153,11 +160,8 @@ TEST_F(CalleeCopies, EachCallerGetsTheReferencesOwnCodeOfTheCallee) {
 }
 
 TEST_F(CalleeCopies, ACopyOfACalleeThatCallsKeepsItsReturnsInTheCopy) {
-  auto functions = *cubinFunctions(cubin_, "nested");
-  const auto outer =
-      *std::ranges::find(functions, std::string("$nested$_Z5outerfi"), &CubinFunction::symbol);
-  const auto inner =
-      *std::ranges::find(functions, std::string("$nested$_Z5innerfi"), &CubinFunction::symbol);
+  const auto outer = function("nested", "$nested$_Z5outerfi");
+  const auto inner = function("nested", "$nested$_Z5innerfi");
   const auto sites = callsTo("nested", outer);
   ASSERT_EQ(sites.size(), 2u);
   // outer's call of inner, at the same place in each copy of outer.
@@ -198,11 +202,8 @@ TEST_F(CalleeCopies, ACopyOfACalleeThatCallsKeepsItsReturnsInTheCopy) {
 }
 
 TEST_F(CalleeCopies, EveryCallPathGetsItsOwnCopy) {
-  auto functions = *cubinFunctions(cubin_, "nested");
-  const auto outer =
-      *std::ranges::find(functions, std::string("$nested$_Z5outerfi"), &CubinFunction::symbol);
-  const auto inner =
-      *std::ranges::find(functions, std::string("$nested$_Z5innerfi"), &CubinFunction::symbol);
+  const auto outer = function("nested", "$nested$_Z5outerfi");
+  const auto inner = function("nested", "$nested$_Z5innerfi");
   const auto sites = callsTo("nested", outer);
   ASSERT_EQ(sites.size(), 2u);
   auto patched = copyCalleesPerCallSite(cubin_, "nested");
