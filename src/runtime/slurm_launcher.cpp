@@ -47,9 +47,7 @@ std::string minutesArg(std::chrono::milliseconds limit) {
 SlurmLauncher::~SlurmLauncher() {
   const auto ids = allocations();
   if (ids.empty()) return;
-  std::vector<std::string> argv = {options_.scancel, "--quiet"};
-  argv.insert(argv.end(), ids.begin(), ids.end());
-  (void)runProcess(argv, {.timeout = std::chrono::seconds(30)});
+  scancel(ids);
 }
 
 std::vector<std::string> SlurmLauncher::allocations() const {
@@ -150,8 +148,7 @@ Result<SlurmLauncher::Allocation> SlurmLauncher::allocate(
   const std::string said = granted ? granted->err + granted->out : granted.error().text();
   if (!granted || granted->exitCode != 0 || !std::regex_search(said, m, kGranted)) {
     // Nothing of a refused or interrupted request may stay queued.
-    (void)runProcess({options_.scancel, "--quiet", "--name=" + name},
-                     {.timeout = std::chrono::seconds(30)});
+    scancel({"--name=" + name});
     return fail("slurm",
                 fmt::format("Slurm did not grant an allocation for batched runs ({} tasks{} for "
                             "{} min, `{}`): {}; ask for fewer slots (--slurm-batch), a shorter "
@@ -161,6 +158,12 @@ Result<SlurmLauncher::Allocation> SlurmLauncher::allocate(
                             time.count(), fmt::join(argv, " "), said));
   }
   return Allocation{m[1].str(), start + time, Clock::now()};
+}
+
+void SlurmLauncher::scancel(const std::vector<std::string>& what) const {
+  std::vector<std::string> argv = {options_.scancel, "--quiet"};
+  argv.insert(argv.end(), what.begin(), what.end());
+  (void)runProcess(argv, {.timeout = std::chrono::seconds(30)});
 }
 
 bool SlurmLauncher::running(const std::string& jobId) const {
@@ -173,8 +176,7 @@ void SlurmLauncher::cleanup(const LaunchRequest& request) {
   // Idempotent: a job that ended is not there any more. srun cancels its job when it is stopped
   // with SIGTERM, but not when it is killed, which is what a deadline does.
   if (options_.batchSlots == 0) {
-    (void)runProcess({options_.scancel, "--quiet", "--name=" + jobName(request)},
-                     {.timeout = std::chrono::seconds(30)});
+    scancel({"--name=" + jobName(request)});
     return;
   }
   // A step: scancel --name finds jobs only, so find the step by its name in the allocations.
@@ -187,8 +189,7 @@ void SlurmLauncher::cleanup(const LaunchRequest& request) {
   const std::string name = jobName(request);
   std::istringstream lines(steps->out);
   for (std::string id, stepName; lines >> id >> stepName;)
-    if (stepName == name)
-      (void)runProcess({options_.scancel, "--quiet", id}, {.timeout = std::chrono::seconds(30)});
+    if (stepName == name) scancel({id});
 }
 
 namespace {

@@ -258,68 +258,72 @@ Result<std::uint64_t> callTarget(std::span<const std::uint8_t> cubin, std::strin
   return i.target(pc);
 }
 
-Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin, std::string_view kernel,
-                                 const std::vector<CalleeCopyRequest>& requests) {
-  auto elf = readElf(cubin);
-  if (!elf) return std::unexpected(elf.error());
-  auto kt = kernelText(cubin, *elf, kernel);
-  if (!kt) return std::unexpected(kt.error());
-  const Elf64_Shdr textHeader = elf->sections[kt->section];
-  const std::span<const std::uint8_t> original =
-      cubin.subspan(textHeader.sh_offset, textHeader.sh_size);
-  std::vector<std::uint8_t> text(original.begin(), original.end());
-  // ptxas ends the section with NOPs; padding before a copy repeats the last one.
-  const Instruction filler = load(original, textHeader.sh_size - kInstruction);
+/// The kernel's text, growing by one copy at a time (copy), then written into a new cubin
+/// (finish).
+class TextPatcher {
+ public:
+  static Result<TextPatcher> open(std::span<const std::uint8_t> cubin, std::string_view kernel) {
+    auto elf = readElf(cubin);
+    if (!elf) return std::unexpected(elf.error());
+    auto kt = kernelText(cubin, *elf, kernel);
+    if (!kt) return std::unexpected(kt.error());
+    return TextPatcher(cubin, kernel, std::move(*elf), std::move(*kt));
+  }
 
-  PatchedCubin out;
-  for (const auto& request : requests) {
+  [[nodiscard]] const std::vector<CubinFunction>& functions() const { return kt_.functions; }
+  /// The reference's text section.
+  [[nodiscard]] std::span<const std::uint8_t> original() const { return original_; }
+
+  /// Appends a copy of `request.callee` and sends the calls at `request.callSites` to it.
+  Result<CalleeCopy> copy(const CalleeCopyRequest& request) {
+    const std::string_view kernel = kernel_;
     const std::string prefixed = fmt::format("${}${}", kernel, request.callee);
-    auto f = std::ranges::find_if(kt->functions, [&](const CubinFunction& fn) {
+    auto f = std::ranges::find_if(kt_.functions, [&](const CubinFunction& fn) {
       return fn.symbol == request.callee || fn.symbol == prefixed;
     });
-    if (f == kt->functions.end() || f == kt->functions.begin()) {
+    if (f == kt_.functions.end() || f == kt_.functions.begin()) {
       std::vector<std::string> names;
-      for (auto it = kt->functions.begin() + 1; it != kt->functions.end(); ++it)
+      for (auto it = kt_.functions.begin() + 1; it != kt_.functions.end(); ++it)
         names.push_back(it->symbol);
       return fail(
           "cubin",
           fmt::format("`{}` is not a callee in `.text.{}` (its callees: {})", request.callee,
                       kernel, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     }
-    if (auto why = whyNotCopyable(cubin, *elf, kt->section, kernel, *f))
+    if (auto why = whyNotCopyable(cubin_, elf_, kt_.section, kernel, *f))
       return fail("cubin", fmt::format("`{}` cannot be copied: {}", f->symbol, *why));
     if (f->offset % kInstruction != 0 || f->size % kInstruction != 0 ||
-        f->offset + f->size > original.size())
+        f->offset + f->size > original_.size())
       return fail("cubin", fmt::format("`{}` ({:#x}, {} bytes) is not whole instructions of the "
                                        "section",
                                        f->symbol, f->offset, f->size));
     // Place the copy at the original's offset modulo 128.
-    std::uint64_t at = text.size();
+    std::uint64_t at = text_.size();
     at += (f->offset % 128 + 128 - at % 128) % 128;
-    for (std::uint64_t pc = text.size(); pc < at; pc += kInstruction) {
-      text.resize(pc + kInstruction);
-      store(text, pc, filler);
+    for (std::uint64_t pc = text_.size(); pc < at; pc += kInstruction) {
+      text_.resize(pc + kInstruction);
+      store(text_, pc, filler_);
     }
-    text.insert(text.end(), original.begin() + static_cast<std::ptrdiff_t>(f->offset),
-                original.begin() + static_cast<std::ptrdiff_t>(f->offset + f->size));
-    const CalleeCopy copy{*f, at, {}, {}};
+    text_.insert(text_.end(), original_.begin() + static_cast<std::ptrdiff_t>(f->offset),
+                 original_.begin() + static_cast<std::ptrdiff_t>(f->offset + f->size));
+    const CalleeCopy placed{*f, at, request.callSites, {}};
     // Targets outside the function keep their absolute place; return PCs of calls made from the
     // copy become the copy's.
     for (std::uint64_t d = 0; d < f->size; d += kInstruction) {
       const std::uint64_t from = f->offset + d, to = at + d;
-      Instruction i = load(original, from);
+      Instruction i = load(original_, from);
       if (!i.relative()) continue;
       const std::uint64_t target = i.target(from);
       if (target >= f->offset && target < f->offset + f->size) continue;
       i.setTarget(to, target);
-      store(text, to, i);
+      store(text_, to, i);
       if (i.opcode() != kCallRel) continue;
       bool found = false;
       for (std::uint64_t back = d; back >= kInstruction && !found; back -= kInstruction) {
-        Instruction mov = load(original, f->offset + back - kInstruction);
+        Instruction mov = load(original_, f->offset + back - kInstruction);
         if (mov.opcode() == kMovImm && mov.immediate() == from + kInstruction) {
           mov.setImmediate(static_cast<std::uint32_t>(to + kInstruction));
-          store(text, at + back - kInstruction, mov);
+          store(text_, at + back - kInstruction, mov);
           found = true;
         }
       }
@@ -332,99 +336,135 @@ Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin, std::strin
     // the reference calls).
     for (const std::uint64_t site : request.callSites) {
       std::uint64_t referenceSite = site;
-      for (const auto& c : out.copies)
+      for (const auto& c : copies_)
         if (site >= c.offset && site < c.offset + c.original.size)
           referenceSite = c.referencePc(site);
-      if (site % kInstruction != 0 || site + kInstruction > text.size() ||
-          (referenceSite == site && site >= original.size()))
+      if (site % kInstruction != 0 || site + kInstruction > text_.size() ||
+          (referenceSite == site && site >= original_.size()))
         return fail("cubin", fmt::format("call site {:#x} is not an instruction of `{}` or of a "
                                          "copy",
                                          site, kernel));
-      const Instruction reference = load(original, referenceSite);
+      const Instruction reference = load(original_, referenceSite);
       if (reference.opcode() != kCallRel || reference.target(referenceSite) != f->offset)
         return fail("cubin",
                     fmt::format("the instruction at {:#x} is not a CALL.REL to `{}` ({:#x})", site,
                                 f->symbol, f->offset));
-      Instruction call = load(text, site);
+      Instruction call = load(text_, site);
       call.setTarget(site, at);
-      store(text, site, call);
+      store(text_, site, call);
     }
-    CalleeCopy placed = copy;
-    placed.callSites = request.callSites;
-    out.copies.push_back(std::move(placed));
+    copies_.push_back(placed);
+    return placed;
   }
 
-  // Rewrite the file: the text grows by `grow`; what follows it moves by `shift`, a multiple of
-  // every alignment in the file.
-  const std::uint64_t grow = text.size() - original.size();
-  std::uint64_t align = 8;
-  for (const auto& s : elf->sections) align = std::max<std::uint64_t>(align, s.sh_addralign);
-  for (const auto& p : elf->segments) align = std::max<std::uint64_t>(align, p.p_align);
-  const std::uint64_t shift = (grow + align - 1) / align * align;
-  const std::uint64_t end = textHeader.sh_offset + textHeader.sh_size;
-  std::vector<std::uint8_t> bytes(cubin.begin(), cubin.begin() + static_cast<std::ptrdiff_t>(end));
-  std::copy(text.begin() + static_cast<std::ptrdiff_t>(original.size()), text.end(),
-            std::back_inserter(bytes));
-  bytes.resize(end + shift, 0);
-  std::copy(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(original.size()),
-            bytes.begin() + static_cast<std::ptrdiff_t>(textHeader.sh_offset));
-  bytes.insert(bytes.end(), cubin.begin() + static_cast<std::ptrdiff_t>(end), cubin.end());
-  const auto moved = [&](std::uint64_t offset) { return offset >= end ? offset + shift : offset; };
+  /// The cubin with the copies.
+  [[nodiscard]] PatchedCubin finish() const {
+    PatchedCubin out;
+    out.copies = copies_;
+    // Rewrite the file: the text grows by `grow`; what follows it moves by `shift`, a multiple of
+    // every alignment in the file.
+    const std::uint64_t grow = text_.size() - original_.size();
+    std::uint64_t align = 8;
+    for (const auto& s : elf_.sections) align = std::max<std::uint64_t>(align, s.sh_addralign);
+    for (const auto& p : elf_.segments) align = std::max<std::uint64_t>(align, p.p_align);
+    const std::uint64_t shift = (grow + align - 1) / align * align;
+    const std::uint64_t end = header_.sh_offset + header_.sh_size;
+    std::vector<std::uint8_t> bytes(cubin_.begin(),
+                                    cubin_.begin() + static_cast<std::ptrdiff_t>(end));
+    std::copy(text_.begin() + static_cast<std::ptrdiff_t>(original_.size()), text_.end(),
+              std::back_inserter(bytes));
+    bytes.resize(end + shift, 0);
+    std::copy(text_.begin(), text_.begin() + static_cast<std::ptrdiff_t>(original_.size()),
+              bytes.begin() + static_cast<std::ptrdiff_t>(header_.sh_offset));
+    bytes.insert(bytes.end(), cubin_.begin() + static_cast<std::ptrdiff_t>(end), cubin_.end());
+    const auto moved = [&](std::uint64_t offset) {
+      return offset >= end ? offset + shift : offset;
+    };
 
-  Elf64_Ehdr header = elf->header;
-  header.e_shoff = moved(header.e_shoff);
-  header.e_phoff = moved(header.e_phoff);
-  writeAt(bytes, 0, header);
-  for (unsigned i = 0; i < elf->sections.size(); ++i) {
-    Elf64_Shdr s = elf->sections[i];
-    if (i == kt->section)
-      s.sh_size = text.size();
-    else if (s.sh_offset >= end)
-      s.sh_offset += shift;
-    writeAt(bytes, header.e_shoff + std::uint64_t{i} * sizeof(Elf64_Shdr), s);
-  }
-  for (unsigned i = 0; i < elf->segments.size(); ++i) {
-    Elf64_Phdr p = elf->segments[i];
-    if (p.p_offset == textHeader.sh_offset && p.p_filesz == textHeader.sh_size) {
-      p.p_filesz += grow;
-      p.p_memsz += grow;
-    } else if (p.p_offset >= end) {
-      p.p_offset += shift;
+    Elf64_Ehdr header = elf_.header;
+    header.e_shoff = moved(header.e_shoff);
+    header.e_phoff = moved(header.e_phoff);
+    writeAt(bytes, 0, header);
+    for (unsigned i = 0; i < elf_.sections.size(); ++i) {
+      Elf64_Shdr s = elf_.sections[i];
+      if (i == kt_.section)
+        s.sh_size = text_.size();
+      else if (s.sh_offset >= end)
+        s.sh_offset += shift;
+      writeAt(bytes, header.e_shoff + std::uint64_t{i} * sizeof(Elf64_Shdr), s);
     }
-    writeAt(bytes, header.e_phoff + std::uint64_t{i} * sizeof(Elf64_Phdr), p);
-  }
-  // The kernel's symbol spans its section.
-  for (const auto& s : elf->sections) {
-    if (s.sh_type != SHT_SYMTAB) continue;
-    const std::uint64_t table = moved(s.sh_offset);
-    for (std::uint64_t at = 0; at + sizeof(Elf64_Sym) <= s.sh_size; at += sizeof(Elf64_Sym)) {
-      Elf64_Sym sym{};
-      (void)readAt(std::span<const std::uint8_t>(bytes), table + at, sym);
-      if (sym.st_shndx == kt->section && ELF64_ST_TYPE(sym.st_info) == STT_FUNC &&
-          sym.st_value == 0 && sym.st_size == textHeader.sh_size) {
-        sym.st_size = text.size();
-        writeAt(bytes, table + at, sym);
+    for (unsigned i = 0; i < elf_.segments.size(); ++i) {
+      Elf64_Phdr p = elf_.segments[i];
+      if (p.p_offset == header_.sh_offset && p.p_filesz == header_.sh_size) {
+        p.p_filesz += grow;
+        p.p_memsz += grow;
+      } else if (p.p_offset >= end) {
+        p.p_offset += shift;
+      }
+      writeAt(bytes, header.e_phoff + std::uint64_t{i} * sizeof(Elf64_Phdr), p);
+    }
+    // The kernel's symbol spans its section.
+    for (const auto& s : elf_.sections) {
+      if (s.sh_type != SHT_SYMTAB) continue;
+      const std::uint64_t table = moved(s.sh_offset);
+      for (std::uint64_t at = 0; at + sizeof(Elf64_Sym) <= s.sh_size; at += sizeof(Elf64_Sym)) {
+        Elf64_Sym sym{};
+        (void)readAt(std::span<const std::uint8_t>(bytes), table + at, sym);
+        if (sym.st_shndx == kt_.section && ELF64_ST_TYPE(sym.st_info) == STT_FUNC &&
+            sym.st_value == 0 && sym.st_size == header_.sh_size) {
+          sym.st_size = text_.size();
+          writeAt(bytes, table + at, sym);
+        }
       }
     }
+    out.bytes = std::move(bytes);
+    return out;
   }
-  out.bytes = std::move(bytes);
-  return out;
+
+ private:
+  TextPatcher(std::span<const std::uint8_t> cubin, std::string_view kernel, Elf elf, KernelText kt)
+      : cubin_(cubin),
+        kernel_(kernel),
+        elf_(std::move(elf)),
+        kt_(std::move(kt)),
+        header_(elf_.sections[kt_.section]),
+        original_(cubin.subspan(header_.sh_offset, header_.sh_size)),
+        text_(original_.begin(), original_.end()),
+        // ptxas ends the section with NOPs; padding before a copy repeats the last one.
+        filler_(load(original_, header_.sh_size - kInstruction)) {}
+
+  std::span<const std::uint8_t> cubin_;
+  std::string kernel_;
+  Elf elf_;
+  KernelText kt_;
+  Elf64_Shdr header_;
+  std::span<const std::uint8_t> original_;
+  std::vector<std::uint8_t> text_;
+  Instruction filler_;
+  std::vector<CalleeCopy> copies_;
+};
+
+Result<PatchedCubin> copyCallees(std::span<const std::uint8_t> cubin, std::string_view kernel,
+                                 const std::vector<CalleeCopyRequest>& requests) {
+  auto patcher = TextPatcher::open(cubin, kernel);
+  if (!patcher) return std::unexpected(patcher.error());
+  for (const auto& request : requests)
+    if (auto placed = patcher->copy(request); !placed) return std::unexpected(placed.error());
+  return patcher->finish();
 }
 
 Result<PatchedCubin> copyCalleesPerCallSite(std::span<const std::uint8_t> cubin,
                                             std::string_view kernel, unsigned maxDepth) {
-  auto functions = cubinFunctions(cubin, kernel);
-  if (!functions) return std::unexpected(functions.error());
-  auto elf = readElf(cubin);
-  auto kt = kernelText(cubin, *elf, kernel);
-  const Elf64_Shdr& header = elf->sections[kt->section];
-  const std::span<const std::uint8_t> original = cubin.subspan(header.sh_offset, header.sh_size);
+  auto patcher = TextPatcher::open(cubin, kernel);
+  if (!patcher) return std::unexpected(patcher.error());
+  const auto& functions = patcher->functions();
+  const auto original = patcher->original();
   // The kernel's own code ends where its first callee begins.
-  std::uint64_t ownEnd = header.sh_size;
-  for (const auto& f : *functions)
+  std::uint64_t ownEnd = original.size();
+  for (const auto& f : functions)
     if (f.symbol != kernel) ownEnd = std::min(ownEnd, f.offset);
   const auto calleeAt = [&](std::uint64_t offset) -> const CubinFunction* {
-    for (const auto& f : *functions)
+    for (const auto& f : functions)
       if (f.symbol != kernel && f.offset == offset) return &f;
     return nullptr;
   };
@@ -439,8 +479,8 @@ Result<PatchedCubin> copyCalleesPerCallSite(std::span<const std::uint8_t> cubin,
     return calls;
   };
 
-  // Requests in the order their copies are placed; a copy's own calls are requested after it,
-  // so that their sites (inside it) are known when they are retargeted.
+  // Copies in the order they are placed; a copy's own calls are copied after it, so that their
+  // sites (inside it) are known when they are retargeted.
   struct Pending {
     std::uint64_t site;  ///< In the patched text.
     std::vector<std::uint64_t> context;
@@ -448,28 +488,20 @@ Result<PatchedCubin> copyCalleesPerCallSite(std::span<const std::uint8_t> cubin,
   };
   std::vector<Pending> pending;
   for (const auto& [pc, f] : callsIn(0, ownEnd)) pending.push_back({pc, {pc}, f});
-  std::vector<CalleeCopyRequest> requests;
   std::vector<std::vector<std::uint64_t>> contexts;
-  PatchedCubin out;
   for (std::size_t next = 0; next < pending.size(); ++next) {
-    requests.push_back({pending[next].callee->symbol, {pending[next].site}});
+    auto copy = patcher->copy({pending[next].callee->symbol, {pending[next].site}});
+    if (!copy) return std::unexpected(copy.error());
     contexts.push_back(pending[next].context);
-    auto patched = copyCallees(cubin, kernel, requests);
-    if (!patched) return std::unexpected(patched.error());
-    const CalleeCopy& copy = patched->copies.back();
     if (pending[next].context.size() < maxDepth)
       for (const auto& [pc, f] :
-           callsIn(copy.original.offset, copy.original.offset + copy.original.size)) {
+           callsIn(copy->original.offset, copy->original.offset + copy->original.size)) {
         auto context = pending[next].context;
         context.push_back(pc);
-        pending.push_back({copy.offset + (pc - copy.original.offset), std::move(context), f});
+        pending.push_back({copy->offset + (pc - copy->original.offset), std::move(context), f});
       }
-    out = std::move(*patched);
   }
-  if (requests.empty()) {
-    out.bytes.assign(cubin.begin(), cubin.end());
-    return out;
-  }
+  PatchedCubin out = patcher->finish();
   for (std::size_t k = 0; k < out.copies.size(); ++k) out.copies[k].context = contexts[k];
   return out;
 }

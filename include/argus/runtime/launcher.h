@@ -112,6 +112,8 @@ class SlurmLauncher final : public WorkerLauncher {
   [[nodiscard]] Result<Allocation> allocate(unsigned gpus, std::chrono::minutes time,
                                             std::optional<std::chrono::milliseconds> wait) const;
   [[nodiscard]] bool running(const std::string& jobId) const;
+  /// `scancel --quiet WHAT...`: idempotent, its failure ignored (what it cancels may have ended).
+  void scancel(const std::vector<std::string>& what) const;
 
   SlurmOptions options_;
   mutable std::mutex mutex_;  ///< Guards pools_ (the map; each pool has its own mutex).
