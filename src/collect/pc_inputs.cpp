@@ -53,6 +53,13 @@ Result<void> preparePcBundle(const program::ProgramSpec& spec, runtime::TaskCont
     return fail(who,
                 "the variant's paint map is empty or not JSON; PC collections need a "
                 "variant made with paint_ptx");
+  if (ctx.inputs.contains("callee_copies")) {
+    auto copies = ctx.readInput("callee_copies", component);
+    if (!copies) return std::unexpected(copies.error());
+    bundle.calleeCopies = json::parse(*copies, nullptr, false);
+    if (bundle.calleeCopies.is_discarded())
+      return fail(who, "the build's callee_copies map is not JSON");
+  }
   auto text = sass::disassemble(*cubin, /*lineInfo=*/true);
   if (!text) return std::unexpected(text.error());
   bundle.disassembly = std::move(*text);

@@ -10,19 +10,20 @@ using json = nlohmann::json;
 std::string encodePcBundle(const PcBundle& bundle) {
   json launches = json::array();
   for (const auto& l : bundle.launches) launches.push_back(json::parse(encodePcEvidence(l)));
-  return json{{"format", kPcBundleFormat},
-              {"collector", bundle.collector},
-              {"variant", bundle.variant},
-              {"kernel", bundle.kernel},
-              {"cubin", {{"hash", bundle.cubinHash}, {"bytes", bundle.cubinBytes}}},
-              {"cubin_check", bundle.cubinCheck},
-              {"sass_check", bundle.sassCheck},
-              {"disassembly", bundle.disassembly},
-              {"paint_map", bundle.paintMap},
-              {"launches", launches},
-              {"totals", bundle.totals},
-              {"run", bundle.run}}
-      .dump();
+  json out{{"format", kPcBundleFormat},
+           {"collector", bundle.collector},
+           {"variant", bundle.variant},
+           {"kernel", bundle.kernel},
+           {"cubin", {{"hash", bundle.cubinHash}, {"bytes", bundle.cubinBytes}}},
+           {"cubin_check", bundle.cubinCheck},
+           {"sass_check", bundle.sassCheck},
+           {"disassembly", bundle.disassembly},
+           {"paint_map", bundle.paintMap},
+           {"launches", launches},
+           {"totals", bundle.totals},
+           {"run", bundle.run}};
+  if (!bundle.calleeCopies.is_null()) out["callee_copies"] = bundle.calleeCopies;
+  return out.dump();
 }
 
 Result<PcBundle> decodePcBundle(std::string_view text) {
@@ -45,6 +46,7 @@ Result<PcBundle> decodePcBundle(std::string_view text) {
     b.paintMap = j.at("paint_map");
     b.totals = j.value("totals", json::object());
     b.run = j.value("run", json::object());
+    b.calleeCopies = j.value("callee_copies", json());
   } catch (const json::exception& e) {
     return fail("pc_bundle", fmt::format("missing or mistyped field: {}", e.what()));
   }

@@ -51,6 +51,11 @@ bool clonesCallees(const std::vector<std::string>& transforms) {
          transforms.end();
 }
 
+/// Whether a variant's build copies callees per call path (sass::copyCalleesInFile).
+bool copiesCallees(const Recipe& recipe) {
+  return std::ranges::find(recipe.cubinEdits, "copy_callees") != recipe.cubinEdits.end();
+}
+
 std::vector<Requirement> requirementsOf(const Recipe& recipe) {
   std::vector<Requirement> out;
   for (const auto& name : recipe.requirements)
@@ -209,7 +214,11 @@ class Builder {
         collect.inputs.push_back(InputBinding{"cubin", first.build, "cubin"});
         collect.inputs.push_back(
             InputBinding{"paint_map", "variant/" + first.variant, "paint_map"});
-        if (!clonesCallees(first.recipe->transforms)) {
+        if (copiesCallees(*first.recipe))
+          collect.inputs.push_back(InputBinding{"callee_copies", first.build, "callee_copies"});
+        // A variant whose SASS differs on purpose is not checked against the unpainted PTX (the
+        // callee copies have a check of their own, made where they are made).
+        if (!clonesCallees(first.recipe->transforms) && first.recipe->cubinEdits.empty()) {
           collect.inputs.push_back(InputBinding{"ptx", "variant/" + first.variant, "ptx"});
           collect.inputs.push_back(InputBinding{"unpainted_ptx", ensurePtx(), "ptx"});
         }
@@ -340,6 +349,8 @@ class Builder {
     b.outputs = {"executable"};
     if (triton_) b.inputs.push_back(InputBinding{"triton_dump", ptx, "triton_dump"});
     if (paintsPcs(recipe.transforms)) b.outputs.push_back("cubin");
+    if (!recipe.cubinEdits.empty()) b.config["cubin_edits"] = recipe.cubinEdits;
+    if (copiesCallees(recipe)) b.outputs.push_back("callee_copies");
     (void)out_.plan.add(std::move(b));
     return buildId;
   }

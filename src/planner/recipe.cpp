@@ -99,7 +99,8 @@ class FieldReader {
 
 constexpr std::string_view kRecipeFields =
     "name, description, kind, signals, qualification, backend, evidence, variant, transforms, "
-    "prerequisites, retained_scope, effects, invalidated_by, exclusions, requires, isolated, "
+    "cubin_edits, prerequisites, retained_scope, effects, invalidated_by, exclusions, requires, "
+    "isolated, "
     "synthesis";
 
 Result<SignalSpec> parseSignal(const YAML::Node& node, const fs::path& file, size_t index) {
@@ -195,6 +196,7 @@ Result<Recipe> parseRecipeFields(std::string_view yaml, const fs::path& file) {
   ARGUS_TRY_ASSIGN(recipe.variant, r.text("variant", true));
   ARGUS_TRY_ASSIGN(recipe.synthesis, r.text("synthesis", true));
   ARGUS_TRY_ASSIGN(recipe.transforms, r.list("transforms"));
+  ARGUS_TRY_ASSIGN(recipe.cubinEdits, r.list("cubin_edits"));
   ARGUS_TRY_ASSIGN(recipe.prerequisites, r.list("prerequisites"));
   ARGUS_TRY_ASSIGN(scopeNames, r.list("retained_scope"));
   ARGUS_TRY_ASSIGN(recipe.effects, r.list("effects"));
@@ -250,6 +252,10 @@ Result<Recipe> parseRecipeFields(std::string_view yaml, const fs::path& file) {
     if (!inVocabulary(kEffects, e))
       return std::unexpected(
           r.error("invalidated_by", fmt::format("`{}` is not one of {}", e, join(kEffects))));
+  for (const auto& e : recipe.cubinEdits)
+    if (!inVocabulary(kCubinEdits, e))
+      return std::unexpected(
+          r.error("cubin_edits", fmt::format("`{}` is not one of {}", e, join(kCubinEdits))));
   for (const auto& q : recipe.requirements)
     if (!inVocabulary(kRequirements, q))
       return std::unexpected(
@@ -368,7 +374,8 @@ std::string recipesMarkdown(const RecipeCatalog& catalog) {
     md += fmt::format("\n## {}\n\n{}\n\n", r.name, r.description);
     md += fmt::format("- kind: {}; backend: `{}`; evidence: `{}`; variant: `{}`\n",
                       recipeKindName(r.kind), r.backend, r.evidence, r.variant);
-    md += fmt::format("- transforms: {}; prerequisites: {}\n", list(r.transforms),
+    md += fmt::format("- transforms: {}{}; prerequisites: {}\n", list(r.transforms),
+                      r.cubinEdits.empty() ? "" : "; cubin edits: " + list(r.cubinEdits),
                       list(r.prerequisites));
     md += fmt::format("- retained scope: {}\n", list(scope));
     md += fmt::format("- effects: {}; invalidated by: {}; exclusions: {}{}\n", list(r.effects),

@@ -132,10 +132,19 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
       out += fmt::format(" [{} PCs: {}]", valueOr(reason, "pcs", 0),
                          valueOr(reason, "reason", std::string("")));
   }
-  if (field(value, "mapping").is_object())
+  const json& mapping = field(value, "mapping");
+  if (mapping.is_object() && valueOr(mapping, "method", std::string()) == "callee_copies") {
+    out += fmt::format(" (mapping run: {} callee copies of the reference's code",
+                       valueOr(mapping, "copies", 0));
+    const json& totals = field(mapping, "kernel_total_inst_executed");
+    if (field(totals, "equal").is_boolean())
+      out += fmt::format(", kernel total {} the reference run's",
+                         valueOr(totals, "equal", false) ? "equal to" : "NOT equal to");
+    out += ")";
+  } else if (mapping.is_object()) {
     out += fmt::format(" (mapping run: {} PCs joined, {} join mismatches reported)",
-                       valueOr(field(value, "mapping"), "joined_pcs", 0),
-                       valueOr(field(value, "mapping"), "mismatches", 0));
+                       valueOr(mapping, "joined_pcs", 0), valueOr(mapping, "mismatches", 0));
+  }
   out += fmt::format("; {} PCs with several owners\n", valueOr(value, "ambiguous_pcs", 0));
   std::string check = valueOr(field(ev, "cubin_check"), "method", std::string("?"));
   std::string hash = valueOr(field(ev, "cubin"), "hash", std::string(""));

@@ -19,41 +19,6 @@ namespace argus::session {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-/// Copies every kernel's callees per call path in `cubin` (sass/callee_copies.h) and notes in
-/// `map` (argus.callee_copies/1) where each copy runs which reference PCs.
-Result<void> copyCalleesInto(const fs::path& cubin, nlohmann::json& map) {
-  auto bytes = readFile(cubin);
-  if (!bytes) return std::unexpected(bytes.error());
-  std::vector<std::uint8_t> image(bytes->begin(), bytes->end());
-  auto kernels = sass::cubinKernels(image);
-  if (!kernels) return std::unexpected(kernels.error());
-  map = {{"schema", "argus.callee_copies/1"},
-         {"reference_cubin", {{"bytes", image.size()}}},
-         {"kernels", nlohmann::json::object()}};
-  for (const auto& kernel : *kernels) {
-    auto patched = sass::copyCalleesPerCallSite(image, kernel);
-    if (!patched)
-      return fail("build",
-                  fmt::format("--copy-callees, kernel `{}`: {}", kernel, patched.error().message));
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : patched->copies)
-      list.push_back({{"callee", c.original.symbol},
-                      {"reference_offset", c.original.offset},
-                      {"size", c.original.size},
-                      {"copy_offset", c.offset},
-                      {"call_sites", c.callSites},
-                      {"context", c.context}});
-    map["kernels"][kernel] = std::move(list);
-    image = std::move(patched->bytes);
-  }
-  std::string text(image.begin(), image.end());
-  return writeFile(cubin, text);
-}
-
-}  // namespace
-
 Result<BuiltVariant> buildVariant(const BuildRequest& o) {
   // A malformed --pass-option or a key the trace pass does not take (trace::kTraceOptionNames) is
   // an error before anything is compiled.
@@ -139,7 +104,12 @@ Result<BuiltVariant> buildVariant(const BuildRequest& o) {
     program::BuildOptions build;
     nlohmann::json copies = nlohmann::json::object();
     if (o.copyCallees)
-      build.editCubin = [&](const fs::path& cubin) { return copyCalleesInto(cubin, copies); };
+      build.editCubin = [&](const fs::path& cubin) -> Result<void> {
+        auto map = sass::copyCalleesInFile(cubin);
+        if (!map) return fail("build", "--copy-callees: " + map.error().message);
+        copies = std::move(*map);
+        return {};
+      };
     auto built = program::buildWithPtx(*spec, ptx::printModule(*module), out, build);
     if (!built) return std::unexpected(built.error());
     executable = built->executable;

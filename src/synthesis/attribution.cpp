@@ -301,6 +301,105 @@ struct EntryIndex {
   }
 };
 
+/// A reference entry's own region path in its function ("" outside every region), or nullopt
+/// where markers under data-dependent branches leave several.
+std::optional<std::string> localPath(const sass::PcEntry& e) {
+  if (e.regions.size() > 1) return std::nullopt;
+  return e.regions.empty() ? std::string() : e.regions.front();
+}
+
+std::string composed(const std::string& outer, const std::string& inner) {
+  if (outer.empty()) return inner;
+  if (inner.empty()) return outer;
+  return outer + "/" + inner;
+}
+
+/// The mapping counts of a build with callee copies, by offset in the kernel's text: counts keyed
+/// by a called body (`callee`, `$kernel$callee`) are moved by the body's start. CUPTI's counters
+/// are per basic block, and a block it sees run on past a copy's RET into the alignment padding
+/// after it (a self-branch and NOPs, which cannot execute) up to the next copy: those counts, at
+/// copy PCs whose reference PC is padding and between copies, go to `padding`, not to a PC.
+struct CopyRunCounts {
+  std::map<uint64_t, double> byPc;
+  double padding = 0.0;
+};
+CopyRunCounts copyRunCounts(const MappingRun& mapping, const std::vector<sass::PcEntry>& reference,
+                            const EntryIndex& index, const std::string& kernel) {
+  std::set<uint64_t> paddingPcs;
+  uint64_t end = 0;  // the reference text's end
+  for (const auto& e : reference) {
+    if (e.function != kernel) continue;
+    if (e.padding) paddingPcs.insert(e.pc);
+    end = std::max(end, e.pc + 16);
+  }
+  CopyRunCounts out;
+  for (const auto& c : mapping.counts) {
+    auto v = c.values.find(mapping.countMetric);
+    if (v == c.values.end()) continue;
+    uint64_t pc = c.pc;
+    if (c.function != kernel) {
+      std::string body = c.function;
+      if (body.starts_with('$') && body.find('$', 1) != std::string::npos)
+        body = body.substr(body.find('$', 1) + 1);
+      auto start = index.bodyStart.find(body);
+      if (start == index.bodyStart.end()) continue;
+      pc += start->second.second;
+    }
+    const sass::CalleeCopy* copy = nullptr;
+    for (const auto& k : *mapping.copies)
+      if (pc >= k.offset && pc < k.offset + k.original.size) copy = &k;
+    if ((copy != nullptr && paddingPcs.contains(copy->referencePc(pc))) ||
+        (copy == nullptr && pc >= end)) {
+      out.padding += v->second;
+      continue;
+    }
+    out.byPc[pc] += v->second;
+  }
+  return out;
+}
+
+/// n(r,p) of reference entry `e` from the copies of its function: each copy's PC for p counts
+/// under the region its call path composes to (the call sites' own region paths, outermost
+/// first, then p's). Returns why it cannot, or "".
+std::string countCopies(const sass::PcEntry& e, const std::vector<sass::CalleeCopy>& copies,
+                        const std::map<uint64_t, double>& countAt,
+                        const std::map<uint64_t, const sass::PcEntry*>& referenceAt,
+                        const std::set<std::string>& owners, std::map<std::string, double>& n) {
+  const auto local = localPath(e);
+  if (!local)
+    return "the PC's own function gives it several region paths (markers under data-dependent "
+           "branches)";
+  size_t found = 0;
+  for (const auto& copy : copies) {
+    if (e.pc < copy.original.offset || e.pc >= copy.original.offset + copy.original.size) continue;
+    ++found;
+    std::string context;
+    for (uint64_t site : copy.context) {
+      auto at = referenceAt.find(site);
+      const auto path = at == referenceAt.end() ? std::nullopt : localPath(*at->second);
+      if (!path)
+        return fmt::format("the call at {:#x} that leads to a copy has no single region path",
+                           site);
+      context = composed(context, *path);
+    }
+    const std::string owner = regionName(composed(context, *local));
+    if (!owners.contains(owner))
+      return fmt::format(
+          "a copy's call path composes to `{}`, which the PC map does not list "
+          "among this PC's owners",
+          owner);
+    auto count = countAt.find(copy.offset + (e.pc - copy.original.offset));
+    n[owner] += count == countAt.end() ? 0.0 : count->second;
+  }
+  if (found == 0) return "the mapping build has no copy of the function holding this PC";
+  if (auto original = countAt.find(e.pc); original != countAt.end() && original->second > 0.0)
+    return fmt::format(
+        "the original body ran this PC {} times in the mapping run, though every "
+        "call path was sent to a copy",
+        original->second);
+  return "";
+}
+
 }  // namespace
 
 std::string_view instructionClass(std::string_view sassOpcode) {
@@ -384,7 +483,15 @@ std::map<size_t, PcWeights> ownershipWeights(const std::vector<sass::PcEntry>& r
                                              const AttributionOptions& options) {
   std::optional<PcJoin> join;
   std::map<std::pair<std::string, uint64_t>, double> counts;
-  if (mapping) {
+  const bool copied = mapping && mapping->copies.has_value();
+  std::map<uint64_t, double> countAt;  // copies: kernel pc -> count
+  std::map<uint64_t, const sass::PcEntry*> referenceAt;
+  if (copied) {
+    countAt = copyRunCounts(*mapping, reference, EntryIndex(reference), options.kernel).byPc;
+    for (const auto& e : reference)
+      if (e.function == options.kernel) referenceAt[e.pc] = &e;
+  }
+  if (mapping && !copied) {
     join = joinBuilds(reference, mapping->pcmap);
     for (const auto& c : mapping->counts) {
       if (auto v = c.values.find(mapping->countMetric); v != c.values.end()) {
@@ -395,7 +502,7 @@ std::map<size_t, PcWeights> ownershipWeights(const std::vector<sass::PcEntry>& r
   // Mapping counts may be keyed by body like the metrics; resolve through the same index.
   std::optional<EntryIndex> mappingIndex;
   std::map<size_t, double> countOf;  // mapping entry -> count
-  if (mapping) {
+  if (mapping && !copied) {
     mappingIndex.emplace(mapping->pcmap);
     for (const auto& [key, value] : counts) {
       if (auto at = mappingIndex->find(key.first, key.second)) countOf[*at] += value;
@@ -420,6 +527,16 @@ std::map<size_t, PcWeights> ownershipWeights(const std::vector<sass::PcEntry>& r
       std::string problem;
       if (!mapping) {
         problem = fmt::format("no mapping run; the PC has {} possible owners", owners.size());
+      } else if (copied) {
+        problem = countCopies(e, *mapping->copies, countAt, referenceAt, owners, n);
+        double total = 0.0;
+        for (const auto& [r, v] : n) total += v;
+        if (problem.empty() && total <= 0.0) problem = "not executed in the mapping run";
+        if (problem.empty()) {
+          for (const auto& [r, v] : n)
+            if (v > 0.0) w.alpha[r] = v / total;
+          w.method = "callee_copies";
+        }
       } else if (auto joined = join->mappingOf.find(i); joined == join->mappingOf.end()) {
         problem = "no mapping-build PC joins this one (see mapping.mismatches)";
       } else {
@@ -583,13 +700,37 @@ Result<nlohmann::json> attribute(const std::vector<sass::PcEntry>& reference,
     reasons.push_back({{"reason", reason}, {"pcs", stat.first}, {"inst_executed", stat.second}});
   }
   nlohmann::json mappingJson = nullptr;
-  if (mapping) {
+  if (mapping && mapping->copies) {
+    // The copies' own check, and the run's: counted over every PC, the mapping run executed as
+    // many instructions as the reference run did (the copies ran in place of the calls).
+    const CopyRunCounts counted = copyRunCounts(*mapping, reference, index, options.kernel);
+    double mappingTotal = 0.0;
+    for (const auto& [pc, n] : counted.byPc) mappingTotal += n;
+    const double referenceTotal = total.metrics.contains(inst) ? total.metrics.at(inst) : 0.0;
+    nlohmann::json totals = {{"mapping", mappingTotal}};
+    if (options.countsInstructions) {
+      totals["reference"] = referenceTotal;
+      totals["equal"] = mappingTotal == referenceTotal;
+      if (mappingTotal != referenceTotal && !mapping->copies->empty())
+        reasons.push_back(
+            {{"reason", fmt::format("the mapping run executed {} warp instructions, the reference "
+                                    "run {}: the copies' counts are not the reference run's",
+                                    mappingTotal, referenceTotal)},
+             {"pcs", 0},
+             {"inst_executed", 0}});
+    }
+    totals["padding_after_returns"] = counted.padding;
+    mappingJson = {{"method", "callee_copies"},
+                   {"copies", mapping->copies->size()},
+                   {"check", mapping->copyCheck},
+                   {"kernel_total_inst_executed", std::move(totals)}};
+  } else if (mapping) {
     const PcJoin join = joinBuilds(reference, mapping->pcmap);
     nlohmann::json mismatches = nlohmann::json::array();
     for (const auto& m : join.mismatches) mismatches.push_back(toJson(m));
     mappingJson = {{"joined_pcs", join.mappingOf.size()}, {"mismatches", std::move(mismatches)}};
   }
-  const bool exact = estimateReasons.empty();
+  const bool exact = reasons.empty();
   return nlohmann::json{
       {"schema", "argus.attribution/1"},
       {"kernel", options.kernel},

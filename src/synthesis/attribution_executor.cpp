@@ -111,7 +111,12 @@ json signalDocument(const std::string& signal, const std::string& unit, const js
   };
   json mapping = report["mapping"];
   json mappingSummary = nullptr;
-  if (!mapping.is_null())
+  if (mapping.is_object() && mapping.value("method", "") == "callee_copies")
+    mappingSummary = {{"method", "callee_copies"},
+                      {"copies", mapping["copies"]},
+                      {"check", mapping["check"]},
+                      {"kernel_total_inst_executed", mapping["kernel_total_inst_executed"]}};
+  else if (!mapping.is_null())
     mappingSummary = {{"joined_pcs", mapping.value("joined_pcs", 0)},
                       {"mismatches", mapping["mismatches"].size()}};
   return json{{"schema", "argus.pc_signal/1"},
@@ -176,7 +181,7 @@ Result<json> mappingRunDocument(std::string_view bundleText) {
   std::map<std::pair<std::string, uint64_t>, double> counts;
   for (const auto& m : pcValues(*bundle))
     if (auto v = m.values.find(kInst); v != m.values.end()) counts[{m.function, m.pc}] += v->second;
-  // Per-region counts of the mapping build itself (each of its PCs has one owner).
+  // Per-region counts of a PTX-cloned mapping build itself (each of its PCs has one owner).
   std::map<std::string, double> perRegion;
   double total = 0.0;
   std::map<std::pair<std::string, uint64_t>, const sass::PcEntry*> byPc;
@@ -189,15 +194,22 @@ Result<json> mappingRunDocument(std::string_view bundleText) {
     perRegion[it == byPc.end() ? std::string("(PC not in the map)")
                                : soleOwner(*it->second, bundle->kernel)] += n;
   }
-  return json{{"schema", "argus.mapping_run/1"},
-              {"kernel", bundle->kernel},
-              {"count_metric", kInst},
-              {"counts", countsJson},
-              {"mapping_build_regions", perRegion},
-              {"mapping_build_total", total},
-              {"disassembly", bundle->disassembly},
-              {"paint_map", bundle->paintMap},
-              {"evidence", evidenceSummary(*bundle)}};
+  json document{{"schema", "argus.mapping_run/1"},
+                {"kernel", bundle->kernel},
+                {"count_metric", kInst},
+                {"counts", countsJson},
+                {"mapping_build_regions", perRegion},
+                {"mapping_build_total", total},
+                {"disassembly", bundle->disassembly},
+                {"paint_map", bundle->paintMap},
+                {"evidence", evidenceSummary(*bundle)}};
+  // A build with callee copies keeps the reference's many-owner PCs (the copies have no line of
+  // their own): its per-region view is the attribution's, not the map's.
+  if (!bundle->calleeCopies.is_null()) {
+    document["callee_copies"] = bundle->calleeCopies;
+    document.erase("mapping_build_regions");
+  }
+  return document;
 }
 
 Result<MappingRun> mappingRunFromDocument(const json& document) {
@@ -211,6 +223,14 @@ Result<MappingRun> mappingRunFromDocument(const json& document) {
   for (const auto& c : document["counts"])
     run.counts.push_back(
         {c[0].get<std::string>(), c[1].get<uint64_t>(), {{run.countMetric, c[2].get<double>()}}});
+  if (document.contains("callee_copies")) {
+    auto copies = sass::parseCalleeCopies(document["callee_copies"]);
+    if (!copies)
+      return fail("synthesis", "the mapping run's callee copies: " + copies.error().message);
+    const std::string kernel = document.value("kernel", "");
+    run.copies = copies->contains(kernel) ? copies->at(kernel) : std::vector<sass::CalleeCopy>{};
+    run.copyCheck = document["callee_copies"].value("check", json());
+  }
   return run;
 }
 
@@ -234,6 +254,7 @@ Result<json> attributeBundle(std::string_view bundleText, const std::optional<js
   options.kernel = bundle->kernel;
   if (bundle->collector == "cupti_sass")
     options.ratios.push_back({"threads_per_inst", std::string(kThreadInst), kInst});
+  options.countsInstructions = bundle->collector == "cupti_sass" || bundle->collector == "ncu";
   auto report = attribute(*reference, pcValues(*bundle), run, options);
   if (!report) return std::unexpected(report.error());
   json evidence = evidenceSummary(*bundle);

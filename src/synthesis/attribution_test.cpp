@@ -239,6 +239,104 @@ TEST(Attribution, MetricsKeyedByCalledBodyResolveAndUnknownPcsAreRefused) {
   EXPECT_NE(bad.error().message.find("same cubin"), std::string::npos);
 }
 
+// Callee copies (sass/callee_copies.h): the reference map itself, with the calls' own regions;
+// the mapping build is the reference's cubin with h copied once per call (light's at 0x100,
+// heavy's at 0x180), so each copy PC's count is n(r, p) of the reference PC it runs.
+struct CopiedRun {
+  std::vector<PcEntry> reference;
+  std::vector<PcMetrics> metrics;
+  MappingRun mapping;
+};
+
+CopiedRun copiedRun() {
+  const std::vector<PcOwner> both = {{"k", "heavy"}, {"k", "light"}};
+  auto own = [](PcEntry e, std::vector<std::string> regions) {
+    e.regions = std::move(regions);
+    return e;
+  };
+  CopiedRun r;
+  r.reference = {
+      own(entry(0x00, "LDG.E", "k", "k", 3, {{"k", ""}}), {}),
+      own(entry(0x10, "CALL.REL.NOINC", "k", "k", 7, {{"k", "light"}}), {"light"}),
+      own(entry(0x20, "CALL.REL.NOINC", "k", "k", 9, {{"k", "heavy"}}), {"heavy"}),
+      own(entry(0x30, "EXIT", "k", "k", 20, {{"k", ""}}), {}),
+      own(entry(0x40, "FFMA", "h", "h", 2, both, "helper.cuh"), {}),
+      own(entry(0x50, "RET.REL.NODEC", "h", "h", 4, both, "helper.cuh"), {}),
+      entry(0x60, "BRA", "h", "h", 5, {}, "helper.cuh"),  // padding after the RET
+  };
+  r.reference.back().padding = true;
+  r.reference.back().line.reset();
+  r.metrics = {{"k", 0x00, {{kInst, 1}}},
+               {"k", 0x10, {{kInst, 6}}},
+               {"k", 0x20, {{kInst, 2}}},
+               {"k", 0x30, {{kInst, 1}}},
+               {"k", 0x40, {{kInst, 6 * 4 + 2 * 96}}},
+               {"k", 0x50, {{kInst, 8}}}};
+  auto copy = [](uint64_t offset, uint64_t site) {
+    sass::CalleeCopy c;
+    c.original = {"$k$h", 0x40, 0x30};
+    c.offset = offset;
+    c.callSites = {site};
+    c.context = {site};
+    return c;
+  };
+  r.mapping.copies = std::vector<sass::CalleeCopy>{copy(0x100, 0x10), copy(0x180, 0x20)};
+  r.mapping.copyCheck = {{"equal", true}};
+  r.mapping.counts = {{"k", 0x00, {{kInst, 1}}},
+                      {"k", 0x10, {{kInst, 6}}},
+                      {"k", 0x20, {{kInst, 2}}},
+                      {"k", 0x30, {{kInst, 1}}},
+                      {"k", 0x100, {{kInst, 24}}},
+                      {"k", 0x110, {{kInst, 6}}},
+                      {"k", 0x180, {{kInst, 192}}},
+                      {"k", 0x190, {{kInst, 2}}},
+                      // CUPTI's block counters run on past light's RET: into the copy's padding
+                      // and the filler before heavy's copy (neither can execute).
+                      {"k", 0x120, {{kInst, 6}}},
+                      {"k", 0x150, {{kInst, 6}}}};
+  return r;
+}
+
+TEST(Attribution, CalleeCopiesCountEachCallPathOnTheReferencesOwnPcs) {
+  const CopiedRun r = copiedRun();
+  AttributionOptions options{"k", {}};
+  options.countsInstructions = true;
+  auto report = attribute(r.reference, r.metrics, r.mapping, options);
+  ASSERT_TRUE(report.has_value()) << report.error().text();
+  EXPECT_TRUE((*report)["exact"].get<bool>()) << (*report)["estimate_reasons"].dump();
+  EXPECT_DOUBLE_EQ(value(*report, "light", "inst_executed"), 6 + 24 + 6);
+  EXPECT_DOUBLE_EQ(value(*report, "heavy", "inst_executed"), 2 + 192 + 2);
+  const auto& mapping = (*report)["mapping"];
+  EXPECT_EQ(mapping["method"], "callee_copies");
+  EXPECT_EQ(mapping["copies"], 2);
+  EXPECT_TRUE(mapping["kernel_total_inst_executed"]["equal"].get<bool>()) << mapping.dump();
+  EXPECT_EQ(mapping["kernel_total_inst_executed"]["padding_after_returns"], 12.0);
+  EXPECT_EQ(ownershipWeights(r.reference, r.mapping, options).at(4).method, "callee_copies");
+}
+
+TEST(Attribution, CalleeCopiesAreAnEstimateWhereTheRunIsNotTheReferences) {
+  AttributionOptions options{"k", {}};
+  options.countsInstructions = true;
+  // The original body ran: some call still reached it, so the copies do not hold every count.
+  CopiedRun ran = copiedRun();
+  ran.mapping.counts.push_back({"$k$h", 0x0, {{kInst, 3}}});
+  auto report = attribute(ran.reference, ran.metrics, ran.mapping, options);
+  ASSERT_TRUE(report.has_value()) << report.error().text();
+  EXPECT_FALSE((*report)["exact"].get<bool>());
+  EXPECT_NE((*report)["estimate_reasons"].dump().find("original body ran this PC 3 times"),
+            std::string::npos)
+      << (*report)["estimate_reasons"].dump();
+  // Another run: the mapping run's total differs from the reference run's.
+  CopiedRun other = copiedRun();
+  other.mapping.counts[4].values[kInst] = 20;
+  auto differs = attribute(other.reference, other.metrics, other.mapping, options);
+  ASSERT_TRUE(differs.has_value());
+  EXPECT_FALSE((*differs)["exact"].get<bool>());
+  EXPECT_FALSE((*differs)["mapping"]["kernel_total_inst_executed"]["equal"].get<bool>());
+  EXPECT_NE((*differs)["estimate_reasons"].dump().find("the reference run 234"), std::string::npos)
+      << (*differs)["estimate_reasons"].dump();
+}
+
 TEST(Attribution, InstructionClassesFromSassOpcodes) {
   EXPECT_EQ(instructionClass("FFMA"), "fp32");
   EXPECT_EQ(instructionClass("HGMMA.64x128x16.F32"), "tensor");

@@ -33,9 +33,11 @@ struct PcBundle {
   nlohmann::json sassCheck = nullptr;
   std::string disassembly;  ///< `nvdisasm -g -c` of the build's cubin (sass::parsePcMap input).
   nlohmann::json paintMap = nlohmann::json::object();  ///< argus_paint_map 1 of the variant.
-  std::vector<PcEvidence> launches;                    ///< Launches of `kernel`, in order.
-  nlohmann::json totals = nlohmann::json::object();    ///< ncu raw-page kernel totals.
-  nlohmann::json run = nlohmann::json::object();       ///< {command, exit_code, wall_ms, ...}
+  /// Mapping builds with callee copies: the argus.callee_copies/1 map of the build; null else.
+  nlohmann::json calleeCopies = nullptr;
+  std::vector<PcEvidence> launches;                  ///< Launches of `kernel`, in order.
+  nlohmann::json totals = nlohmann::json::object();  ///< ncu raw-page kernel totals.
+  nlohmann::json run = nlohmann::json::object();     ///< {command, exit_code, wall_ms, ...}
 };
 
 /// JSON text of a bundle ({"format": kPcBundleFormat, ...}). [thread-safe]

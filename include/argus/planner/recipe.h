@@ -67,8 +67,13 @@ inline constexpr std::string_view kVariants[] = {
     "full_trace",    // every marker recorded
     "scoped_trace",  // markers recorded only in occurrences the scope selects
     "painted",       // PTX-painted for the PC-to-region map (same SASS as reference)
-    "mapping",       // shared callees cloned per calling region, for exact ownership counts
+    "mapping",       // each call path of a callee runs its own copy, for exact ownership counts
     "probe",         // a forced-completion wait after one op site in one dynamic instance
+};
+
+/// Edits of the cubin ptxas made for a variant (after the PTX transforms, before linking).
+inline constexpr std::string_view kCubinEdits[] = {
+    "copy_callees",  // every call path of a non-inlined callee sent to a copy of its machine code
 };
 
 /// One recipe file.
@@ -83,6 +88,7 @@ struct Recipe {
   std::string evidence;  ///< artifact kind of its raw output
   std::string variant;   ///< one of kVariants
   std::vector<std::string> transforms;     ///< program transforms producing the variant
+  std::vector<std::string> cubinEdits;     ///< subset of kCubinEdits (YAML `cubin_edits`)
   std::vector<std::string> prerequisites;  ///< recipes whose outputs it needs
   std::vector<query::Coordinate> retainedScope;
   std::vector<std::string> effects;        ///< subset of kEffects

@@ -13,10 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "argus/support/status.h"
 
@@ -80,5 +84,39 @@ struct PatchedCubin {
 [[nodiscard]] Result<PatchedCubin> copyCalleesPerCallSite(std::span<const std::uint8_t> cubin,
                                                           std::string_view kernel,
                                                           unsigned maxDepth = 8);
+
+/// Per kernel, the copies a patched cubin holds.
+using CalleeCopyMap = std::map<std::string, std::vector<CalleeCopy>>;
+
+/// `cubin` with copyCalleesPerCallSite applied to every kernel.
+struct CopiedCubin {
+  std::vector<std::uint8_t> bytes;
+  CalleeCopyMap copies;
+};
+[[nodiscard]] Result<CopiedCubin> copyEveryKernelsCallees(std::span<const std::uint8_t> cubin);
+
+/// The per-build proof that a patched cubin runs the reference's own code, read with the
+/// toolkit's disassembler (`cuobjdump -sass`), not with the encodings the patch wrote: every
+/// instruction of every kernel's patched text, at PC q, must read as the reference's instruction
+/// at q (the kernel's own code and the original callees) or at the copy's reference PC, once the
+/// addresses it names that lie inside a copy are read as the reference PCs they stand for.
+/// {"method", "instructions", "moved_addresses", "equal": true}; an error names the first
+/// instruction that differs. [thread-safe]
+[[nodiscard]] Result<nlohmann::json> checkCopies(const std::filesystem::path& reference,
+                                                 const std::filesystem::path& patched,
+                                                 const CalleeCopyMap& copies);
+
+/// The map document (schema `argus.callee_copies/1`): per kernel the copies (callee symbol,
+/// reference offset and size, copy offset, call sites, context) and the check beside them.
+[[nodiscard]] nlohmann::json calleeCopiesJson(const CalleeCopyMap& copies,
+                                              std::uint64_t referenceBytes,
+                                              const nlohmann::json& check);
+/// Reads a map document back; an error names what is malformed.
+[[nodiscard]] Result<CalleeCopyMap> parseCalleeCopies(const nlohmann::json& document);
+
+/// The edit that `argus build --copy-callees` and the mapping variant's build make to the cubin
+/// ptxas wrote: every kernel's callees copied per call path in place, the copies checked against
+/// the file as it was (checkCopies), and the map document returned. [thread-safe]
+[[nodiscard]] Result<nlohmann::json> copyCalleesInFile(const std::filesystem::path& cubin);
 
 }  // namespace argus::sass

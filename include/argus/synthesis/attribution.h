@@ -7,10 +7,13 @@
 // Inputs are plain data, decoupled from the collectors that make them:
 //   - the reference build's static PC map (sass::readPcMap of its painted twin, same SASS);
 //   - per-PC metric values m(p) of the reference build, keyed by (SASS function, PC offset);
-//   - optionally, the mapping run: the PC map of the mapping build (clone_shared_callees then
-//     paint_ptx) and that build's per-PC executed counts. Every PC of that build has one owner,
-//     so its counts, joined back to the reference PCs through PTX instruction identity
-//     (joinBuilds), are n(r,p).
+//   - optionally, the mapping run: the mapping build's per-PC executed counts. The mapping build is
+//     the reference's own cubin in which every call path of a non-inlined callee runs a copy of
+//     the callee's machine code (sass/callee_copies.h); a copy's PC q runs reference PC p, under
+//     the region its call path is made in, so its count is n(r,p) with no join. (Mapping runs
+//     stored before copies existed carry the PC map of a build whose callees were cloned in PTX
+//     per calling region; their counts are joined back through PTX instruction identity,
+//     joinBuilds.)
 // PCs with one possible owner get alpha = 1 without counts. Where a PC has several possible
 // owners and no usable mapping counts, the split is an equal share per owner, and the result
 // says `estimate` with the reasons; it is never silent. Every value is `attributed`.
@@ -25,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "argus/sass/callee_copies.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/status.h"
 
@@ -83,6 +87,10 @@ struct MappingRun {
   std::vector<sass::PcEntry> pcmap;
   std::vector<PcMetrics> counts;
   std::string countMetric = std::string(kInstExecuted);
+  /// A build with callee copies: the kernel's copies (possibly none), and the build's check that
+  /// they read as the reference's code (sass::checkCopies). Absent for PTX-cloned builds.
+  std::optional<std::vector<sass::CalleeCopy>> copies = std::nullopt;
+  nlohmann::json copyCheck = nullptr;
 };
 
 /// A ratio signal lifted as numerator and denominator separately.
@@ -96,13 +104,18 @@ struct AttributionOptions {
   /// The kernel (SASS function) the metrics are for; owners of other kernels are ignored.
   std::string kernel;
   std::vector<RatioMetric> ratios;
+  /// Whether the metrics' kInstExecuted counts executed warp instructions (CUPTI SASS metrics,
+  /// ncu), so that its kernel total must equal the mapping run's (a check of callee copies); PC
+  /// sampling puts samples there.
+  bool countsInstructions = false;
 };
 
 /// Ownership of one reference PC.
 struct PcWeights {
   std::map<std::string, double> alpha;  ///< region path -> alpha(r,p); sums to 1
   double entropy = 0.0;                 ///< H(p) in bits
-  /// `single_owner`, `mapping_run` (alpha from n(r,p)), `estimate` (equal shares) or
+  /// `single_owner`, `mapping_run` (alpha from n(r,p)), `callee_copies` (alpha from the counts of
+  /// the PC's copies, one per call path), `estimate` (equal shares) or
   /// `no_owner` (no painted line and no calling context: bucket "(no PTX line)").
   std::string method;
   std::string reason;  ///< Why an estimate, empty otherwise.

@@ -14,6 +14,7 @@
 #include "argus/ptx/parser.h"
 #include "argus/ptx/printer.h"
 #include "argus/query/scope.h"
+#include "argus/sass/callee_copies.h"
 #include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 #include "argus/workspace/hash.h"
@@ -209,6 +210,39 @@ Result<TaskOutputs> runTritonDump(const CompileContext& context, TaskContext& ct
   return out;
 }
 
+/// The build's cubin edits (config.cubin_edits: "copy_callees" is the one there is): whether to
+/// copy callees per call path; an unknown edit is an error.
+Result<bool> copiesCallees(TaskContext& ctx) {
+  const auto& config = ctx.task.config;
+  if (!config.is_object() || !config.contains("cubin_edits")) return false;
+  const auto& edits = config["cubin_edits"];
+  if (!edits.is_array())
+    return std::unexpected(taskError(
+        ctx, "build_variant", "config.cubin_edits must be a list (e.g. [\"copy_callees\"])"));
+  bool copy = false;
+  for (const auto& e : edits) {
+    if (!e.is_string() || e.get<std::string>() != "copy_callees")
+      return std::unexpected(taskError(
+          ctx, "build_variant",
+          fmt::format("config.cubin_edits: `{}` is no cubin edit; the one there is: copy_callees",
+                      e.dump())));
+    copy = true;
+  }
+  return copy;
+}
+
+/// Copies `cubin`'s callees per call path in place and publishes the map as `callee_copies`.
+Result<void> copyCallees(const fs::path& cubin, TaskContext& ctx, TaskOutputs& out) {
+  auto map = sass::copyCalleesInFile(cubin);
+  if (!map) return std::unexpected(map.error());
+  size_t copies = 0;
+  for (const auto& [kernel, list] : (*map)["kernels"].items()) copies += list.size();
+  ctx.log += fmt::format("build_variant: {} callee copies ({})\n", copies,
+                         (*map)["check"].value("method", std::string()));
+  out.artifacts.emplace("callee_copies", Artifact::fromData(runtime::canonicalJson(*map)));
+  return {};
+}
+
 /// A Triton variant: an executable wrapper that runs the script with the variant's PTX in place
 /// of the dumped kernel's (the PTX is embedded, so the memoized artifact stands alone).
 Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const std::string& ptx,
@@ -241,6 +275,9 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
   // the one the map is read from (the collectors check that it is).
   std::optional<fs::path> cubin;
   std::string cubinBase64;
+  TaskOutputs out;
+  auto copy = copiesCallees(ctx);
+  if (!copy) return std::unexpected(copy.error());
   if (std::ranges::find(ctx.task.outputs, "cubin") != ctx.task.outputs.end()) {
     auto module = ptx::parseModule(ptx, dump.kernel + ".ptx");
     if (!module) return std::unexpected(module.error());
@@ -251,6 +288,8 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
     fs::create_directories(ctx.taskDir, ec);
     auto assembled = sass::assemblePtx(ptx, arch, ctx.taskDir, dump.kernel, true);
     if (!assembled) return std::unexpected(assembled.error());
+    if (*copy)
+      if (auto ok = copyCallees(*assembled, ctx, out); !ok) return std::unexpected(ok.error());
     auto encoded = runProcess(
         {"base64", "-w", "76", assembled->string()},
         {.workingDirectory = std::nullopt, .timeout = std::chrono::seconds(60), .environment = {}});
@@ -272,7 +311,6 @@ Result<TaskOutputs> buildTritonVariant(const program::ProgramSpec& spec, const s
                          wrapper->string(), dump.kernel, dump.sourceHash);
   auto executable = Artifact::fromFile(*wrapper);
   if (!executable) return std::unexpected(executable.error());
-  TaskOutputs out;
   out.artifacts.emplace("executable", std::move(*executable));
   if (cubin) {
     auto artifact = Artifact::fromFile(*cubin);
@@ -295,6 +333,13 @@ Result<TaskOutputs> runBuildVariant(const CompileContext& context, TaskContext& 
   if (context.spec->language == "triton") return buildTritonVariant(*context.spec, *text, ctx);
   program::BuildOptions options = context.build;
   options.cancelled = [&ctx] { return ctx.cancelled() || ctx.expired(); };
+  TaskOutputs out;
+  auto copy = copiesCallees(ctx);
+  if (!copy) return std::unexpected(copy.error());
+  if (*copy)
+    options.editCubin = [&ctx, &out](const fs::path& cubin) {
+      return copyCallees(cubin, ctx, out);
+    };
   auto built = program::buildWithPtx(*context.spec, *text, ctx.taskDir, options);
   if (!built) {
     if (auto log = readFile(ctx.taskDir / "build.log")) ctx.log += *log;
@@ -302,7 +347,6 @@ Result<TaskOutputs> runBuildVariant(const CompileContext& context, TaskContext& 
     return std::unexpected(built.error());
   }
   ctx.log += built->log();
-  TaskOutputs out;
   auto executable = Artifact::fromFile(built->executable);
   if (!executable) return std::unexpected(executable.error());
   auto cubin = Artifact::fromFile(built->cubin);
