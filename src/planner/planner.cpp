@@ -131,6 +131,8 @@ class Builder {
       pendingCollections_.push_back(PendingCollection{&recipe, variant, build, synthId});
       synth.type = TaskType::Synthesize;
       synth.inputs = prereqInputs;  // the evidence input is bound after partitioning
+      if (!recipe.scopeThrough.empty() && !query_.scope.all())
+        requireScopeOccurrences(*catalog_.find(recipe.scopeThrough), synthId);
     } else {
       // Analysis and discovery run on the program's PTX plus their prerequisites' outputs.
       synth.type = recipe.kind == RecipeKind::Discovery ? TaskType::Control : TaskType::Transform;
@@ -233,6 +235,8 @@ class Builder {
         out_.collections.push_back(Collection{c.recipe->name + "@" + c.variant, c.recipe->name,
                                               c.variant, collect.id, static_cast<int>(p)});
         for (auto& synth : deferredSynth_) {
+          if (c.scopeFor.contains(synth.id))
+            synth.inputs.push_back(InputBinding{"scope_trace", collect.id, c.recipe->evidence});
           if (synth.id == c.synth)
             synth.inputs.insert(synth.inputs.begin(),
                                 InputBinding{"evidence", collect.id, c.recipe->evidence});
@@ -276,7 +280,23 @@ class Builder {
     std::string variant;
     std::string build;
     std::string synth;
+    /// Synthesis tasks that scope their per-region values through this collection's
+    /// occurrences (Recipe::scopeThrough); its own `synth` is then empty.
+    std::set<std::string> scopeFor = {};
   };
+
+  /// An unscoped collection of `through` (every occurrence, in and out of the query's scope),
+  /// whose evidence `synthId` reads as `scope_trace`: once per query.
+  void requireScopeOccurrences(const Recipe& through, const std::string& synthId) {
+    const std::string variant = variantKey(through, query::Scope{});
+    for (auto& c : pendingCollections_)
+      if (c.recipe == &through && c.variant == variant && c.synth.empty()) {
+        c.scopeFor.insert(synthId);
+        return;
+      }
+    pendingCollections_.push_back(
+        PendingCollection{&through, variant, buildVariant(through, variant), "", {synthId}});
+  }
 
   TaskDescriptor base(std::string id) const {
     TaskDescriptor t;
@@ -335,6 +355,9 @@ class Builder {
     v.config = {{"variant", variant}, {"transforms", recipe.transforms}, {"kernel", out_.kernel}};
     v.inputs = {InputBinding{"ptx", ptx, "ptx"}};
     v.outputs = {"ptx"};
+    // Only a scoped trace records by scope; every other variant is the whole program's (a
+    // scoped query's unscoped trace, Recipe::scopeThrough, records every occurrence).
+    if (!variant.starts_with("scoped_trace[")) v.scope.clear();
     if (tracesMarkers(recipe.transforms)) {
       v.outputs.push_back("trace_map");
       v.config.update(traceConfig());
@@ -466,9 +489,13 @@ Result<QueryPlan> planQuery(const query::Query& query, const RecipeCatalog& cata
       return fail("planner", fmt::format("unknown signal `{}`; signals are: {} (`argus recipes` "
                                          "explains each)",
                                          signal, joinNames(catalog.signalNames())));
+    const Recipe* through =
+        recipe->scopeThrough.empty() ? nullptr : catalog.find(recipe->scopeThrough);
     for (auto c : query.scope.coordinates())
       if (std::find(recipe->retainedScope.begin(), recipe->retainedScope.end(), c) ==
-          recipe->retainedScope.end()) {
+              recipe->retainedScope.end() &&
+          !(through != nullptr && c != query::Coordinate::Launch &&
+            std::ranges::find(through->retainedScope, c) != through->retainedScope.end())) {
         std::vector<std::string> kept;
         for (auto k : recipe->retainedScope) kept.emplace_back(query::coordinateName(k));
         const std::string keeps = kept.empty()

@@ -242,12 +242,38 @@ TEST(Planner, ErrorsListWhatExists) {
 
   q = runningExample();
   q.signals = {"stall_reasons"};
-  q.scope = *query::parseScope("sm=0..15");
+  q.scope = *query::parseScope("launch=1");
   r = planQuery(q, catalog(), program);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("cannot be restricted by scope coordinate `sm`"),
+  EXPECT_NE(r.error().message.find("cannot be restricted by scope coordinate `launch`"),
             std::string::npos)
       << r.error().message;
+}
+
+// Per-PC counters keep no warp, SM or iteration; a scoped query reads them through an unscoped
+// trace's occurrences (Recipe::scopeThrough), whose build records every occurrence.
+TEST(Planner, ScopedAttributionReadsAnUnscopedTracesOccurrences) {
+  auto program = tmaGemm();
+  auto q = runningExample();
+  q.signals = {"stall_reasons", "inst_mix", "duration"};
+  q.scope = *query::parseScope("sm=0..15");
+  auto plan = planQuery(q, catalog(), program);
+  ASSERT_TRUE(plan) << plan.error().text();
+  const auto* sampling = plan->plan.find("synth/pc_sampling");
+  const auto* counters = plan->plan.find("synth/sass_counters");
+  ASSERT_NE(sampling, nullptr);
+  ASSERT_NE(counters, nullptr);
+  std::string traceOfSampling, traceOfCounters;
+  for (const auto& in : sampling->inputs)
+    if (in.name == "scope_trace") traceOfSampling = in.task;
+  for (const auto& in : counters->inputs)
+    if (in.name == "scope_trace") traceOfCounters = in.task;
+  ASSERT_FALSE(traceOfSampling.empty());
+  EXPECT_EQ(traceOfSampling, traceOfCounters) << "one unscoped trace serves both";
+  EXPECT_EQ(plan->plan.find(traceOfSampling)->config.value("variant", ""), "full_trace");
+  EXPECT_TRUE(plan->plan.find("variant/full_trace")->scope.empty());
+  // duration itself stays scoped: only the selected occurrences are recorded for it.
+  EXPECT_NE(plan->plan.find("variant/scoped_trace[sm=0..15]"), nullptr);
 }
 
 TEST(Planner, RegionIdWorksLikeItsPath) {

@@ -99,7 +99,8 @@ class FieldReader {
 
 constexpr std::string_view kRecipeFields =
     "name, description, kind, signals, qualification, backend, evidence, variant, transforms, "
-    "cubin_edits, prerequisites, retained_scope, effects, invalidated_by, exclusions, requires, "
+    "cubin_edits, prerequisites, retained_scope, scope_through, effects, invalidated_by, "
+    "exclusions, requires, "
     "isolated, "
     "synthesis";
 
@@ -198,6 +199,7 @@ Result<Recipe> parseRecipeFields(std::string_view yaml, const fs::path& file) {
   ARGUS_TRY_ASSIGN(recipe.transforms, r.list("transforms"));
   ARGUS_TRY_ASSIGN(recipe.cubinEdits, r.list("cubin_edits"));
   ARGUS_TRY_ASSIGN(recipe.prerequisites, r.list("prerequisites"));
+  ARGUS_TRY_ASSIGN(recipe.scopeThrough, r.text("scope_through", false));
   ARGUS_TRY_ASSIGN(scopeNames, r.list("retained_scope"));
   ARGUS_TRY_ASSIGN(recipe.effects, r.list("effects"));
   ARGUS_TRY_ASSIGN(recipe.invalidatedBy, r.list("invalidated_by"));
@@ -316,6 +318,13 @@ Result<RecipeCatalog> RecipeCatalog::load(const fs::path& dir) {
       if (catalog.find(p) == nullptr)
         return fail("recipes", fmt::format("{}: field `prerequisites`: no recipe named `{}`",
                                            recipe.file.string(), p));
+    if (!recipe.scopeThrough.empty()) {
+      const Recipe* through = catalog.find(recipe.scopeThrough);
+      if (through == nullptr || through->kind != RecipeKind::Collect || through->isolated)
+        return fail("recipes", fmt::format("{}: field `scope_through`: `{}` is no collect recipe "
+                                           "whose occurrences could scope it",
+                                           recipe.file.string(), recipe.scopeThrough));
+    }
     for (const auto& x : recipe.exclusions)
       if (catalog.find(x) == nullptr)
         return fail("recipes", fmt::format("{}: field `exclusions`: no recipe named `{}`",
@@ -377,7 +386,10 @@ std::string recipesMarkdown(const RecipeCatalog& catalog) {
     md += fmt::format("- transforms: {}{}; prerequisites: {}\n", list(r.transforms),
                       r.cubinEdits.empty() ? "" : "; cubin edits: " + list(r.cubinEdits),
                       list(r.prerequisites));
-    md += fmt::format("- retained scope: {}\n", list(scope));
+    md += fmt::format("- retained scope: {}{}\n", list(scope),
+                      r.scopeThrough.empty()
+                          ? ""
+                          : fmt::format("; scoped through `{}`'s occurrences", r.scopeThrough));
     md += fmt::format("- effects: {}; invalidated by: {}; exclusions: {}{}\n", list(r.effects),
                       list(r.invalidatedBy), list(r.exclusions),
                       r.isolated ? "; every instance runs alone" : "");

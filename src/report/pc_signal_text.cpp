@@ -119,8 +119,19 @@ std::optional<std::string> pcSignalText(const nlohmann::ordered_json& value) {
   json total = {{"value", field(field(value, "total"), "value")}, {"share", 1.0}};
   row("total", total, false);
   out += fmt::format("  (a region's row counts its own PCs; its subregions have their own rows)\n");
-  out += fmt::format("  per source file (where the instructions' source lines are):\n");
-  for (const auto& [name, r] : field(value, "source_files").items()) row("  " + name, r, false);
+  if (field(value, "scope_method").is_object()) {
+    // Scoped through the trace's occurrences (synthesis::scopeSignal).
+    out += fmt::format(
+        "  scope {}: each region's value times the share of its occurrences in "
+        "the scope (unscoped trace run)\n",
+        valueOr(value, "scope", std::string("?")));
+    for (const auto& n : field(value, "not_scoped"))
+      out += fmt::format("  not scoped: {}: {}\n", valueOr(n, "region", std::string("?")),
+                         valueOr(n, "reason", std::string("")));
+  } else {
+    out += fmt::format("  per source file (where the instructions' source lines are):\n");
+    for (const auto& [name, r] : field(value, "source_files").items()) row("  " + name, r, false);
+  }
 
   const json& ev = field(value, "evidence");
   if (valueOr(value, "exact", false)) {

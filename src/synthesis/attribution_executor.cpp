@@ -11,6 +11,7 @@
 #include "argus/evidence/ncu_source.h"
 #include "argus/evidence/pc_bundle.h"
 #include "argus/sass/pcmap.h"
+#include "argus/synthesis/region_timing.h"
 
 namespace argus::synthesis {
 namespace {
@@ -161,6 +162,15 @@ Result<runtime::TaskOutputs> runPcAttribution(runtime::TaskContext& ctx) {
   const std::string recipe = ctx.task.config.value("recipe", std::string());
   auto docs = attributeBundle(*bytes, mapping, recipe);
   if (!docs) return std::unexpected(docs.error());
+  if (auto trace = ctx.inputs.find("scope_trace"); trace != ctx.inputs.end()) {
+    auto scope = query::parseScope(ctx.task.scope);
+    if (!scope) return std::unexpected(scope.error());
+    auto traceBytes = trace->second.read();
+    if (!traceBytes) return std::unexpected(traceBytes.error());
+    auto shares = scopeShares(*traceBytes, *scope);
+    if (!shares) return std::unexpected(shares.error());
+    for (auto& [signal, doc] : docs->items()) doc = scopeSignal(doc, *shares);
+  }
   runtime::TaskOutputs out;
   for (const auto& [signal, doc] : docs->items())
     out.artifacts[signal] = runtime::Artifact::fromData(doc.dump());
@@ -171,7 +181,109 @@ Result<runtime::TaskOutputs> runPcAttribution(runtime::TaskContext& ctx) {
   return out;
 }
 
+/// `value` with every number times `f` (a ratio's numerator and denominator, not its value).
+json scaled(const json& value, double f) {
+  if (value.is_number()) return value.get<double>() * f;
+  if (!value.is_object()) return value;
+  json out = value;
+  const bool ratio = value.contains("numerator") && value.contains("denominator");
+  for (auto& [k, v] : out.items())
+    if (!(ratio && k == "value") && k != "share" && k != "ambiguity") v = scaled(v, f);
+  return out;
+}
+
+/// a + b, number by number (objects of numbers merge).
+json added(const json& a, const json& b) {
+  if (a.is_null()) return b;
+  if (a.is_number() && b.is_number()) return a.get<double>() + b.get<double>();
+  if (!a.is_object() || !b.is_object()) return a;
+  json out = a;
+  for (const auto& [k, v] : b.items()) out[k] = out.contains(k) ? added(out[k], v) : v;
+  return out;
+}
+
 }  // namespace
+
+Result<ScopeShares> scopeShares(std::string_view traceBundle, const query::Scope& scope) {
+  auto all = regionSamples(traceBundle, "", query::Scope{});
+  if (!all) return std::unexpected(all.error());
+  auto in = regionSamples(traceBundle, "", scope);
+  if (!in) return std::unexpected(in.error());
+  ScopeShares out;
+  out.scope = scope.canonical();
+  for (const auto& [path, d] : all->durations) {
+    auto selected = in->durations.find(path);
+    out.occurrences[path] = {selected == in->durations.end() ? 0 : selected->second.size(),
+                             d.size()};
+  }
+  return out;
+}
+
+json scopeSignal(const json& document, const ScopeShares& shares) {
+  json out = document;
+  out["scope"] = shares.scope;
+  json regions = json::object();
+  json notScoped = json::array();
+  json split = json::array();
+  json total = nullptr;
+  double shareSum = 0.0;
+  const json none = json::object();
+  const json& rows =
+      document.contains("regions") && document["regions"].is_object() ? document["regions"] : none;
+  for (const auto& [name, row] : rows.items()) {
+    auto occ = shares.occurrences.find(name);
+    if (occ == shares.occurrences.end() || occ->second.second == 0) {
+      notScoped.push_back({{"region", name},
+                           {"value", row.value("value", json())},
+                           {"reason",
+                            "no occurrence of it in the trace holds this code, so the "
+                            "scope it ran in is unknown"}});
+      continue;
+    }
+    const auto [inScope, all] = occ->second;
+    const double f = static_cast<double>(inScope) / static_cast<double>(all);
+    json r = scaled(row, f);
+    r["scope_share"] = {{"in_scope", inScope}, {"occurrences", all}, {"fraction", f}};
+    if (row.contains("share") && row["share"].is_number()) {
+      r["share"] = row["share"].get<double>() * f;
+      shareSum += r["share"].get<double>();
+    }
+    if (inScope != 0 && inScope != all) split.push_back(name);
+    total = added(total, r.value("value", json()));
+    regions[name] = std::move(r);
+  }
+  for (auto& [name, r] : regions.items())
+    if (r.contains("share") && r["share"].is_number())
+      r["share"] = shareSum > 0.0 ? json(r["share"].get<double>() / shareSum) : json(nullptr);
+  out["regions"] = std::move(regions);
+  out["total"] = {{"value", total}, {"qualification", "attributed"}};
+  if (document.contains("source_files") && !document["source_files"].empty())
+    notScoped.push_back({{"region", "(source files)"},
+                         {"reason",
+                          "a file's PCs run in regions in and out of the scope; the "
+                          "per-file view is unscoped only"}});
+  out["source_files"] = json::object();
+  out["not_scoped"] = std::move(notScoped);
+  out["scope_method"] = {
+      {"method", "occurrence_share"},
+      {"basis",
+       "a region's executions happen inside its occurrences: its value in the scope is "
+       "its value times the share of its occurrences (in the unscoped trace run) that "
+       "the scope selects; exact where that share is 0 or 1, for a kernel that gives "
+       "regions to warps alike in every run"}};
+  if (!split.empty()) {
+    out["exact"] = false;
+    out["estimate"] = true;
+    json reasons = out.value("estimate_reasons", json::array());
+    reasons.push_back({{"reason", fmt::format("scope {}: the scope selects only some occurrences "
+                                              "of {}; their share of occurrences stands for "
+                                              "their share of executions",
+                                              shares.scope, split.dump())},
+                       {"regions", split}});
+    out["estimate_reasons"] = std::move(reasons);
+  }
+  return out;
+}
 
 Result<json> mappingRunDocument(std::string_view bundleText) {
   auto bundle = evidence::decodePcBundle(bundleText);

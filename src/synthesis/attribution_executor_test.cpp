@@ -3,12 +3,15 @@
 // CUDA tools needed: a bundle carries the disassembly and paint map of the cubin it measured.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "argus/evidence/pc_bundle.h"
+#include "argus/evidence/trace_bundle.h"
 #include "argus/runtime/executor.h"
 #include "argus/support/process.h"
 #include "argus/synthesis/attribution_executor.h"
+#include "argus/trace/format.h"
 
 namespace argus::synthesis {
 namespace {
@@ -186,6 +189,72 @@ TEST_F(SharedCalleeBundles, EvidenceJoinsOnlyTheMapOfItsOwnCubin) {
       attributeBundle(evidence::encodePcBundle(*mappingBundle), std::nullopt, "sass_counters");
   ASSERT_FALSE(wrong.has_value());
   EXPECT_NE(wrong.error().message.find("same cubin"), std::string::npos) << wrong.error().text();
+}
+
+// Scoped attribution (scopeSignal): per region, its value times the share of its occurrences
+// the scope selects; exact for shares 0 and 1, an estimate with its basis in between.
+TEST(ScopeSignal, ARegionsValueInAScopeIsItsOccurrenceShareOfIt) {
+  const json doc = json::parse(R"J({
+    "schema": "argus.pc_signal/1", "signal": "inst_mix", "exact": true, "estimate": false,
+    "estimate_reasons": [],
+    "regions": {
+      "producer": {"value": {"memory": 40, "int": 20}, "share": 0.2, "qualification": "attributed"},
+      "consumer": {"value": {"tensor": 160, "int": 40}, "share": 0.6, "qualification": "attributed"},
+      "epilogue": {"value": {"memory": 30, "int": 10}, "share": 0.1, "qualification": "attributed"},
+      "(outside every region)": {"value": {"int": 20}, "share": 0.1, "qualification": "attributed"}},
+    "source_files": {"k.cu": {"value": {"int": 330}}},
+    "total": {"value": {"memory": 70, "int": 90, "tensor": 160}}})J");
+  ScopeShares producer{"role=producer",
+                       {{"producer", {4, 4}}, {"consumer", {0, 8}}, {"epilogue", {0, 8}}}};
+  const json p = scopeSignal(doc, producer);
+  EXPECT_TRUE(p["exact"].get<bool>()) << p.dump(2);
+  EXPECT_EQ(p["scope"], "role=producer");
+  EXPECT_EQ(p["regions"]["producer"]["value"]["memory"], 40.0);
+  EXPECT_EQ(p["regions"]["consumer"]["value"]["tensor"], 0.0);
+  EXPECT_EQ(p["regions"]["producer"]["share"], 1.0);
+  EXPECT_EQ(p["total"]["value"]["memory"], 40.0);
+  EXPECT_FALSE(p["regions"].contains("(outside every region)"));
+  ASSERT_EQ(p["not_scoped"].size(), 2u) << p["not_scoped"].dump();
+  EXPECT_EQ(p["not_scoped"][0]["region"], "(outside every region)");
+  EXPECT_TRUE(p["source_files"].empty());
+  EXPECT_EQ(p["scope_method"]["method"], "occurrence_share");
+
+  // Half of the epilogue's occurrences: half its value, and an estimate that says why.
+  ScopeShares half{"warpgroup=1",
+                   {{"producer", {0, 4}}, {"consumer", {8, 8}}, {"epilogue", {4, 8}}}};
+  const json h = scopeSignal(doc, half);
+  EXPECT_FALSE(h["exact"].get<bool>());
+  EXPECT_EQ(h["regions"]["epilogue"]["value"]["memory"], 15.0);
+  EXPECT_EQ(h["regions"]["epilogue"]["scope_share"]["fraction"], 0.5);
+  EXPECT_NE(h["estimate_reasons"].dump().find("epilogue"), std::string::npos);
+  EXPECT_DOUBLE_EQ(h["regions"]["consumer"]["share"].get<double>(), 0.6 / 0.65);
+}
+
+// A hand-made trace bundle: region `a` run by warps 0 and 1 of CTA 0, `b` by warp 1 only.
+TEST(ScopeSignal, SharesComeFromTheTracesOccurrencesPerScope) {
+  trace::TraceHeader header;
+  header.capacityPerWarp = 2;
+  header.warpSlots = 2;
+  header.warpsPerCta = 2;
+  trace::TraceRecord records[4];
+  const std::uint32_t none = trace::kNoRole << 12;
+  records[0] = {100, 200, trace::kValidBit | none | (0u << 16), 0, trace::kNoIteration, 0};
+  records[2] = {100, 250, trace::kValidBit | none | (0u << 16), 0, trace::kNoIteration, 1};
+  records[3] = {300, 350, trace::kValidBit | none | (1u << 16), 0, trace::kNoIteration, 1};
+  std::string buffer(sizeof header + sizeof records, '\0');
+  std::memcpy(buffer.data(), &header, sizeof header);
+  std::memcpy(buffer.data() + sizeof header, records, sizeof records);
+  evidence::TraceBundle bundle;
+  bundle.traceMap["k"] = json::parse(R"({"argus_trace_map": 1, "kernel": "k",
+      "time_base": "globaltimer", "overflow": "clamp",
+      "regions": [{"index": 0, "path": "a", "parent": null},
+                  {"index": 1, "path": "b", "parent": null}]})");
+  bundle.launches.push_back({{{"seq", 0}, {"kernel", "k"}}, buffer});
+  auto shares = scopeShares(evidence::encodeBundle(bundle), *query::parseScope("warp=1"));
+  ASSERT_TRUE(shares.has_value()) << shares.error().text();
+  EXPECT_EQ(shares->scope, "warp=1");
+  EXPECT_EQ(shares->occurrences.at("a"), (std::pair<uint64_t, uint64_t>{1, 2}));
+  EXPECT_EQ(shares->occurrences.at("b"), (std::pair<uint64_t, uint64_t>{1, 1}));
 }
 
 }  // namespace

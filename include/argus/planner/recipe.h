@@ -91,6 +91,10 @@ struct Recipe {
   std::vector<std::string> cubinEdits;     ///< subset of kCubinEdits (YAML `cubin_edits`)
   std::vector<std::string> prerequisites;  ///< recipes whose outputs it needs
   std::vector<query::Coordinate> retainedScope;
+  /// A recipe whose occurrences restrict this one's per-region values by scope coordinates it
+  /// does not retain itself (YAML `scope_through`; e.g. per-PC counters through the trace's
+  /// occurrences), or empty.
+  std::string scopeThrough;
   std::vector<std::string> effects;        ///< subset of kEffects
   std::vector<std::string> invalidatedBy;  ///< effects of a co-run collection that spoil it
   std::vector<std::string> exclusions;     ///< recipes it never shares a run with
