@@ -205,6 +205,10 @@ class Builder {
         for (auto r : requirementsOf(*c.recipe)) requirements.insert(r);
         exclusive = exclusive || timingSensitive(*c.recipe);
       }
+      // A run measures the same thing whatever the query's scope, but for a scoped trace: the
+      // scope is the synthesis's, so scoped queries of one workspace reuse each other's runs
+      // (and per-PC values in two scopes come from one run and add up).
+      if (!first.variant.starts_with("scoped_trace[")) collect.scope.clear();
       collect.executor = partitions[p].size() == 1 ? first.recipe->backend : "multi_backend";
       collect.config = {{"variant", first.variant}, {"collections", recipes}};
       collect.inputs = {InputBinding{"executable", first.build, "executable"}};

@@ -115,7 +115,22 @@ munged --force --key-file="$dir/munge.key" --socket="$dir/munge.socket" \
   { echo "local_cluster: munged did not start: $(tail -3 "$dir/munged.log" 2>/dev/null)" >&2; stop; exit 77; }
 slurmctld -f "$SLURM_CONF" ||
   { echo "local_cluster: slurmctld did not start: $(tail -3 "$dir/slurmctld.log")" >&2; stop; exit 77; }
-slurmd -f "$SLURM_CONF" ||
+# slurmd sets up its cgroup plugin whatever the proctrack and task plugins are; in a container
+# without systemd (the GPU machine) cgroup/v2 looks for systemd's delegation and fails, so the
+# node daemon is retried with cgroup.conf settings that do without it.
+started=0
+for cgroup in "" "CgroupPlugin=cgroup/v2
+IgnoreSystemd=yes" "CgroupPlugin=cgroup/v1"; do
+  if [ -n "$cgroup" ]; then
+    grep -q "cgroup" "$dir/slurmd.log" 2>/dev/null || break
+    echo "$cgroup" >"$dir/cgroup.conf"
+  fi
+  if slurmd -f "$SLURM_CONF"; then
+    started=1
+    break
+  fi
+done
+[ $started = 1 ] ||
   { echo "local_cluster: slurmd did not start: $(tail -3 "$dir/slurmd.log")" >&2; stop; exit 77; }
 for _ in $(seq 100); do
   if sinfo --noheader --format=%t 2>/dev/null | grep -q idle; then
