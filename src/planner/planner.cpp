@@ -360,7 +360,8 @@ class Builder {
     v.inputs = {InputBinding{"ptx", ptx, "ptx"}};
     v.outputs = {"ptx"};
     // Only a scoped trace records by scope; every other variant is the whole program's (a
-    // scoped query's unscoped trace, Recipe::scopeThrough, records every occurrence).
+    // scoped query's unscoped trace, Recipe::scopeThrough, records every occurrence), and its
+    // builds are the same for every scope, so that scoped queries reuse them.
     if (!variant.starts_with("scoped_trace[")) v.scope.clear();
     if (tracesMarkers(recipe.transforms)) {
       v.outputs.push_back("trace_map");
@@ -376,6 +377,7 @@ class Builder {
     b.outputs = {"executable"};
     if (triton_) b.inputs.push_back(InputBinding{"triton_dump", ptx, "triton_dump"});
     if (paintsPcs(recipe.transforms)) b.outputs.push_back("cubin");
+    if (!variant.starts_with("scoped_trace[")) b.scope.clear();
     if (!recipe.cubinEdits.empty()) b.config["cubin_edits"] = recipe.cubinEdits;
     if (copiesCallees(recipe)) b.outputs.push_back("callee_copies");
     (void)out_.plan.add(std::move(b));

@@ -272,6 +272,9 @@ TEST(Planner, ScopedAttributionReadsAnUnscopedTracesOccurrences) {
   EXPECT_EQ(traceOfSampling, traceOfCounters) << "one unscoped trace serves both";
   EXPECT_EQ(plan->plan.find(traceOfSampling)->config.value("variant", ""), "full_trace");
   EXPECT_TRUE(plan->plan.find("variant/full_trace")->scope.empty());
+  // The runs and builds are the unscoped query's, so a workspace reuses them across scopes.
+  for (const auto& id : {"build/full_trace", "build/reference", "build/mapping", "collect/p0"})
+    EXPECT_TRUE(plan->plan.find(id)->scope.empty()) << id;
   // duration itself stays scoped: only the selected occurrences are recorded for it.
   EXPECT_NE(plan->plan.find("variant/scoped_trace[sm=0..15]"), nullptr);
 }

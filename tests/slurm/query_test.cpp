@@ -5,6 +5,7 @@
 // there; on a partition without GPUs it must say that this is why they did not run.
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -77,8 +78,10 @@ TEST(SlurmQuery, AGpuLessCoordinatorRunsTheGpuCollectionsOnThePartitionsGpus) {
     // The node has a real GPU (this machine is a GPU machine run with ARGUS_DEVICES empty), and
     // Slurm's CUDA_VISIBLE_DEVICES named it: the duration was collected through Slurm.
     EXPECT_EQ(doc["signals"]["duration"]["status"], "succeeded") << doc["signals"].dump();
+    std::cout << "the node's GPU is real: the duration was collected through Slurm\n";
     return;
   }
+  std::cout << "the node's GPUs are stand-ins: the program said it has no CUDA device\n";
   // There the program itself said that its GPU is not a CUDA device (the stand-ins are not).
   ASSERT_EQ(doc["failures"].size(), 1u) << doc.dump(1);
   const auto& failure = doc["failures"][0];
