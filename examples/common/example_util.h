@@ -59,6 +59,26 @@ inline std::vector<float> randomValues(std::size_t count, float lo, float hi, un
   return values;
 }
 
+/// Runs one float kernel on the device: `x` copied there, `launch(devX, devY)` (asynchronous,
+/// returning its launch's cudaError_t) writing into `yCount` floats first set to NaN, and y copied
+/// back. Exits through EXAMPLE_CHECK on any CUDA error.
+template <class Launch>
+std::vector<float> runOnDevice(const std::vector<float>& x, std::size_t yCount, Launch launch) {
+  float* devX = nullptr;
+  float* devY = nullptr;
+  EXAMPLE_CHECK(cudaMalloc(&devX, x.size() * sizeof(float)));
+  EXAMPLE_CHECK(cudaMalloc(&devY, yCount * sizeof(float)));
+  EXAMPLE_CHECK(cudaMemcpy(devX, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+  EXAMPLE_CHECK(cudaMemset(devY, 0xff, yCount * sizeof(float)));  // NaN
+  EXAMPLE_CHECK(launch(static_cast<const float*>(devX), devY));
+  EXAMPLE_CHECK(cudaDeviceSynchronize());
+  std::vector<float> y(yCount);
+  EXAMPLE_CHECK(cudaMemcpy(y.data(), devY, yCount * sizeof(float), cudaMemcpyDeviceToHost));
+  EXAMPLE_CHECK(cudaFree(devX));
+  EXAMPLE_CHECK(cudaFree(devY));
+  return y;
+}
+
 /// Compares `got` with `want`: relative error ||got - want||_2 / ||want||_2 and the largest
 /// elementwise error relative to max|want|. Prints the figures and PASS or FAIL.
 inline bool checkRelative(const char* what, const std::vector<float>& got,

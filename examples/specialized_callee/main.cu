@@ -63,20 +63,10 @@ int main(int argc, char** argv) {
 
   const std::size_t count = static_cast<std::size_t>(blocks) * kSpecializedThreads;
   const std::vector<float> hostX = example::randomValues(count, -1.0f, 1.0f, 11u);
-  float* devX = nullptr;
-  float* devY = nullptr;
-  EXAMPLE_CHECK(cudaMalloc(&devX, count * sizeof(float)));
-  EXAMPLE_CHECK(cudaMalloc(&devY, count * sizeof(float)));
-  EXAMPLE_CHECK(cudaMemcpy(devX, hostX.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  EXAMPLE_CHECK(cudaMemset(devY, 0xff, count * sizeof(float)));  // NaN
-
-  EXAMPLE_CHECK(launchSpecializedCallee(devX, devY, regions, blocks, nullptr));
-  EXAMPLE_CHECK(cudaDeviceSynchronize());
-
-  std::vector<float> hostY(count);
-  EXAMPLE_CHECK(cudaMemcpy(hostY.data(), devY, count * sizeof(float), cudaMemcpyDeviceToHost));
-  EXAMPLE_CHECK(cudaFree(devX));
-  EXAMPLE_CHECK(cudaFree(devY));
+  const std::vector<float> hostY =
+      example::runOnDevice(hostX, count, [&](const float* x, float* y) {
+        return launchSpecializedCallee(x, y, regions, blocks, nullptr);
+      });
 
   std::vector<double> reference(count);
   for (std::size_t i = 0; i < count; ++i) reference[i] = kernelReference(hostX[i], regions);

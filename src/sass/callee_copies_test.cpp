@@ -13,11 +13,11 @@
 #include <optional>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
 namespace argus::sass {
@@ -52,19 +52,10 @@ class CalleeCopies : public ::testing::Test {
     std::ofstream(file, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
-    auto dump = runProcess({findTool("cuobjdump")->string(), "-sass", file.string()});
-    EXPECT_TRUE(dump && dump->exitCode == 0) << (dump ? dump->err : dump.error().text());
-    std::map<std::uint64_t, std::string> out;
-    if (!dump) return out;
-    static const std::regex kLine(R"(^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;)");
-    bool in = false;
-    std::istringstream lines(dump->out);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.find("Function : ") != std::string::npos) in = line.ends_with(" " + kernel);
-      std::smatch m;
-      if (in && std::regex_search(line, m, kLine)) out[std::stoull(m[1], nullptr, 16)] = m[2];
-    }
-    return out;
+    auto dump = cuobjdumpSassByPc(file);
+    EXPECT_TRUE(dump.has_value()) << (dump ? "" : dump.error().text());
+    if (!dump || !dump->contains(kernel)) return {};
+    return dump->at(kernel);
   }
   /// `kernel`'s function `symbol` (the test fails where there is none).
   CubinFunction function(const std::string& kernel, const std::string& symbol) {

@@ -2,11 +2,11 @@
 // are the reference's own code (callee_copies.h).
 #include <algorithm>
 #include <regex>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "argus/sass/callee_copies.h"
+#include "argus/sass/pcmap.h"
 #include "argus/support/process.h"
 
 namespace argus::sass {
@@ -16,31 +16,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr std::string_view kSchema = "argus.callee_copies/1";
-
-/// Per function of `cuobjdump -sass`, PC -> instruction text (without `;`).
-Result<std::map<std::string, std::map<std::uint64_t, std::string>>> sassByPc(
-    const fs::path& cubin) {
-  auto tool = findTool("cuobjdump");
-  if (!tool) return std::unexpected(tool.error());
-  auto run = runProcess({tool->string(), "-sass", cubin.string()});
-  if (!run) return std::unexpected(run.error());
-  if (run->exitCode != 0)
-    return fail("sass", fmt::format("cuobjdump -sass {} failed:\n{}", cubin.string(), run->err));
-  static const std::regex kLine(R"(^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;)");
-  std::map<std::string, std::map<std::uint64_t, std::string>> out;
-  std::map<std::uint64_t, std::string>* current = nullptr;
-  std::istringstream lines(run->out);
-  for (std::string line; std::getline(lines, line);) {
-    if (auto at = line.find("Function : "); at != std::string::npos) {
-      current = &out[line.substr(at + 11)];
-      continue;
-    }
-    std::smatch m;
-    if (current != nullptr && std::regex_search(line, m, kLine))
-      (*current)[std::stoull(m[1], nullptr, 16)] = m[2];
-  }
-  return out;
-}
 
 /// The copy that holds patched-text offset `pc`, or nullptr.
 const CalleeCopy* copyAt(const std::vector<CalleeCopy>& copies, std::uint64_t pc) {
@@ -91,9 +66,9 @@ Result<CopiedCubin> copyEveryKernelsCallees(std::span<const std::uint8_t> cubin)
 
 Result<json> checkCopies(const fs::path& reference, const fs::path& patched,
                          const CalleeCopyMap& copies) {
-  auto before = sassByPc(reference);
+  auto before = cuobjdumpSassByPc(reference);
   if (!before) return std::unexpected(before.error());
-  auto after = sassByPc(patched);
+  auto after = cuobjdumpSassByPc(patched);
   if (!after) return std::unexpected(after.error());
   if (before->size() != after->size())
     return fail("sass", fmt::format("the patched cubin holds {} functions, the reference {}",

@@ -398,7 +398,7 @@ Result<std::filesystem::path> assemblePtx(std::string_view ptx, const std::strin
   return cubin;
 }
 
-Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
+Result<std::map<std::string, std::map<uint64_t, std::string>>> cuobjdumpSassByPc(
     const std::filesystem::path& cubin) {
   auto tool = findTool("cuobjdump");
   if (!tool) return std::unexpected(tool.error());
@@ -406,7 +406,7 @@ Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
   if (!run) return std::unexpected(run.error());
   if (run->exitCode != 0)
     return fail("sass", fmt::format("cuobjdump -sass {} failed:\n{}", cubin.string(), run->err));
-  std::map<std::string, std::vector<std::string>> out;
+  std::map<std::string, std::map<uint64_t, std::string>> out;
   std::istringstream in(run->out);
   std::string line;
   std::string current;
@@ -415,16 +415,32 @@ Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
       current = line.substr(at + 11);
       continue;
     }
+    // `        /*0040*/                   MOV R1, c[0x0][0x28] ;   /* 0x... */`
     auto open = line.find("/*");
     auto close = line.find("*/", open == std::string::npos ? 0 : open);
     if (current.empty() || open == std::string::npos || close == std::string::npos) continue;
     std::string rest = line.substr(close + 2);
     auto semi = rest.find(';');
     if (semi == std::string::npos) continue;
+    uint64_t pc = 0;
+    const std::string_view digits(line.data() + open + 2, close - open - 2);
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), pc, 16).ec != std::errc())
+      continue;
     rest = rest.substr(0, semi);
     rest.erase(0, rest.find_first_not_of(' '));
-    out[current].push_back(rest);
+    rest.erase(rest.find_last_not_of(' ') + 1);
+    out[current][pc] = std::move(rest);
   }
+  return out;
+}
+
+Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
+    const std::filesystem::path& cubin) {
+  auto byPc = cuobjdumpSassByPc(cubin);
+  if (!byPc) return std::unexpected(byPc.error());
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [function, code] : *byPc)
+    for (const auto& [pc, text] : code) out[function].push_back(text);
   return out;
 }
 

@@ -104,6 +104,11 @@ struct PcEntry {
                                                       const std::string& arch,
                                                       const std::filesystem::path& dir);
 
+/// `cuobjdump -sass`: per function, PC -> instruction text (without `;` and the encoding).
+/// [thread-safe]
+[[nodiscard]] Result<std::map<std::string, std::map<uint64_t, std::string>>> cuobjdumpSassByPc(
+    const std::filesystem::path& cubin);
+
 /// `cuobjdump -sass`: per function, the instruction texts without offsets and encodings.
 /// [thread-safe]
 [[nodiscard]] Result<std::map<std::string, std::vector<std::string>>> cuobjdumpSass(
