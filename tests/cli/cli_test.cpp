@@ -553,6 +553,35 @@ TEST(CliQuery, WithoutAGpuBuildsVariantsAndSaysWhatItSkipped) {
   fs::remove_all(*dir);
 }
 
+// A scoped question about per-PC counters reads them through an unscoped trace's occurrences:
+// on a machine without a GPU the scoped query builds only the trace variant it adds and reuses
+// the unscoped query's PTX and builds from the workspace (runs and builds carry no scope).
+TEST(CliQuery, AScopedQueryReusesTheUnscopedQuerysBuilds) {
+  auto dir = argus::makeTempDir("argus-cli-scoped");
+  ASSERT_TRUE(dir);
+  const std::string spec = std::string(ARGUS_SOURCE_DIR) + "/examples/warp_specialized/argus.yaml";
+  argus::ProcessOptions options;
+  options.timeout = std::chrono::seconds(600);
+  options.environment = {{"ARGUS_DEVICES", ""}};
+  auto query = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{ARGUS_BIN,   "query",      "--program", spec,
+                                  "--signals", "inst_mix",   "--workspace",
+                                  (*dir / "ws").string(),    "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = argus::runProcess(args, options);
+    EXPECT_TRUE(r && r->exitCode == 0) << (r ? r->err : r.error().text());
+    return r ? nlohmann::json::parse(r->out, nullptr, false) : nlohmann::json();
+  };
+  const auto all = query({});
+  // ptx, and the mapping and reference variants with their builds.
+  EXPECT_EQ(all["run"]["executed"], 5) << all["run"].dump();
+  const auto producer = query({"--scope", "role=producer"});
+  EXPECT_EQ(producer["signals"]["inst_mix"]["status"], "not collected");
+  // Only the unscoped trace's variant and build are new.
+  EXPECT_EQ(producer["run"]["executed"], 2) << producer["run"].dump();
+  fs::remove_all(*dir);
+}
+
 TEST(CliQuery, HtmlPageAndTheReportTheWorkspaceKeeps) {
   auto dir = argus::makeTempDir("argus-cli-html");
   ASSERT_TRUE(dir);
