@@ -110,7 +110,13 @@ IMPLIED = {"warp_specialized": {"producer": 16 * 4, "producer/mainloop": 16 * 16
 # producer warp 0 ends `producer` in two passes (lanes 1-31 first, lane 0 after its loads), but
 # began it with lane 0, whose record holds it: nothing is lost (counted 16, one per CTA, before
 # the begin markers noted whether lane 0 ran them).
-LOST = {"tma_gemm": 0, "nested_regions": 131072, "warp_specialized": 0}
+# Since regions inside `.func` callees are traced, nested_regions also loses the passes of its
+# helper's `transform` region that run without lane 0 (inside combine's else arm): measured on the
+# H200 on 2026-12-04, 131,072 combine passes (one per consumer warp and chunk step: both arms ran
+# in every one) and 59,433 transform passes (the else arm's 131,072 passes less the 71,639 lane 0
+# ran).
+LOST_PARTS = {"main/body/consumer/combine": 131072, "main/body/consumer/combine/transform": 59433}
+LOST = {"tma_gemm": 0, "nested_regions": sum(LOST_PARTS.values()), "warp_specialized": 0}
 
 with tempfile.TemporaryDirectory() as work:
     for example in ("tma_gemm", "nested_regions", "warp_specialized"):
@@ -145,7 +151,11 @@ with tempfile.TemporaryDirectory() as work:
                 counts = ({k: v["count"] for k, v in x[by].items()} for x in (r, c))
                 check(next(counts) == next(counts), f"{example} {r['path']}: same {by} counts")
             medians = (r["duration"]["median"], c["duration"]["median"])
-            check(medians[0] > 0 and 0.5 <= medians[1] / medians[0] <= 2.0,
+            # Regions shorter than globaltimer's 32 ns steps on the H200 have medians of 0 or 32
+            # ns (nested_regions' transform, measured): within a step of each other is all that
+            # holds there.
+            short = max(medians) <= 32
+            check(short or (medians[0] > 0 and 0.5 <= medians[1] / medians[0] <= 2.0),
                   f"{example} {r['path']}: median {medians[1]} ns compact, {medians[0]} full")
             if r.get("parent") is not None:
                 parent = next(p for p in compact["regions"] if p["index"] == c["parent"])
@@ -222,8 +232,7 @@ with tempfile.TemporaryDirectory() as work:
     recorded = timings("nested_regions", "compact", work, parted="record")
     before = {r["path"]: r["duration"]["count"] for r in compact["regions"]}
     after = {r["path"]: r["duration"]["count"] for r in recorded["regions"]}
-    expected = {**before, "main/body/consumer/combine": before["main/body/consumer/combine"] +
-                LOST["nested_regions"]}
+    expected = {**before, **{path: before[path] + lost for path, lost in LOST_PARTS.items()}}
     check(after == expected and recorded.get("dropped") == 0,
           f"nested_regions parted=record: occurrences {after}, {recorded.get('dropped')} "
           f"dropped; expected {expected}, none dropped")
