@@ -270,11 +270,14 @@ TEST(Planner, ScopedAttributionReadsAnUnscopedTracesOccurrences) {
     if (in.name == "scope_trace") traceOfCounters = in.task;
   ASSERT_FALSE(traceOfSampling.empty());
   EXPECT_EQ(traceOfSampling, traceOfCounters) << "one unscoped trace serves both";
+  ASSERT_NE(plan->plan.find(traceOfSampling), nullptr);
   EXPECT_EQ(plan->plan.find(traceOfSampling)->config.value("variant", ""), "full_trace");
-  EXPECT_TRUE(plan->plan.find("variant/full_trace")->scope.empty());
   // The runs and builds are the unscoped query's, so a workspace reuses them across scopes.
-  for (const auto& id : {"build/full_trace", "build/reference", "build/mapping", "collect/p0"})
+  for (const auto& id : {"variant/full_trace", "build/full_trace", "build/reference",
+                         "build/mapping", "collect/p0"}) {
+    ASSERT_NE(plan->plan.find(id), nullptr) << id;
     EXPECT_TRUE(plan->plan.find(id)->scope.empty()) << id;
+  }
   // duration itself stays scoped: only the selected occurrences are recorded for it.
   EXPECT_NE(plan->plan.find("variant/scoped_trace[sm=0..15]"), nullptr);
 }

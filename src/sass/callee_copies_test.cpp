@@ -233,6 +233,34 @@ TEST_F(CalleeCopies, EveryCallPathGetsItsOwnCopy) {
   EXPECT_EQ(trips->copies.size(), 2u);
 }
 
+// The per-build check reads the patched cubin with cuobjdump: the whole cubin's copies pass, and
+// a map that sends a call to another path's copy (the same code, so only routing differs) fails.
+TEST_F(CalleeCopies, TheCheckReadsEveryCopyAsTheReferenceAndEveryCallAsItsCopys) {
+  auto copied = copyEveryKernelsCallees(cubin_);
+  ASSERT_TRUE(copied) << copied.error().text();
+  EXPECT_TRUE(copied->refused.empty());
+  ASSERT_EQ(copied->copies.at("trips").size(), 2u);
+  ASSERT_EQ(copied->copies.at("nested").size(), 4u);
+  const fs::path patched = dir_ / "patched.cubin";
+  std::ofstream(patched, std::ios::binary)
+      .write(reinterpret_cast<const char*>(copied->bytes.data()),
+             static_cast<std::streamsize>(copied->bytes.size()));
+  auto check = checkCopies(dir_ / "reference.cubin", patched, copied->copies);
+  ASSERT_TRUE(check) << check.error().text();
+  EXPECT_TRUE((*check)["equal"].get<bool>());
+  EXPECT_EQ((*check)["calls_to_their_copy"], 6);
+  auto swapped = copied->copies;
+  std::swap(swapped.at("trips")[0].callSites, swapped.at("trips")[1].callSites);
+  auto wrong = checkCopies(dir_ / "reference.cubin", patched, swapped);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().text().find("not its copy"), std::string::npos) << wrong.error().text();
+  // The map document reads back to the same copies.
+  auto parsed = parseCalleeCopies(calleeCopiesJson(*copied, cubin_.size(), *check));
+  ASSERT_TRUE(parsed) << parsed.error().text();
+  EXPECT_EQ(parsed->at("nested").size(), 4u);
+  EXPECT_EQ(parsed->at("nested")[3].context, copied->copies.at("nested")[3].context);
+}
+
 TEST_F(CalleeCopies, WhatCannotBeCopiedIsAnErrorThatSaysWhy) {
   auto unknown = copyCallees(cubin_, "trips", {CalleeCopyRequest{"nosuch", {}}});
   ASSERT_FALSE(unknown);

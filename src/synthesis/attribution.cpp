@@ -342,7 +342,7 @@ CopyRunCounts copyRunCounts(const MappingRun& mapping, const std::vector<sass::P
       if (body.starts_with('$') && body.find('$', 1) != std::string::npos)
         body = body.substr(body.find('$', 1) + 1);
       auto start = index.bodyStart.find(body);
-      if (start == index.bodyStart.end()) continue;
+      if (start == index.bodyStart.end() || start->second.first != kernel) continue;
       pc += start->second.second;
     }
     const sass::CalleeCopy* copy = nullptr;
@@ -361,7 +361,7 @@ CopyRunCounts copyRunCounts(const MappingRun& mapping, const std::vector<sass::P
 /// n(r,p) of reference entry `e` from the copies of its function: each copy's PC for p counts
 /// under the region its call path composes to (the call sites' own region paths, outermost
 /// first, then p's). Returns why it cannot, or "".
-std::string countCopies(const sass::PcEntry& e, const std::vector<sass::CalleeCopy>& copies,
+std::string countCopies(const sass::PcEntry& e, const MappingRun& mapping,
                         const std::map<uint64_t, double>& countAt,
                         const std::map<uint64_t, const sass::PcEntry*>& referenceAt,
                         const std::set<std::string>& owners, std::map<std::string, double>& n) {
@@ -370,7 +370,7 @@ std::string countCopies(const sass::PcEntry& e, const std::vector<sass::CalleeCo
     return "the PC's own function gives it several region paths (markers under data-dependent "
            "branches)";
   size_t found = 0;
-  for (const auto& copy : copies) {
+  for (const auto& copy : *mapping.copies) {
     if (e.pc < copy.original.offset || e.pc >= copy.original.offset + copy.original.size) continue;
     ++found;
     std::string context;
@@ -391,7 +391,10 @@ std::string countCopies(const sass::PcEntry& e, const std::vector<sass::CalleeCo
     auto count = countAt.find(copy.offset + (e.pc - copy.original.offset));
     n[owner] += count == countAt.end() ? 0.0 : count->second;
   }
-  if (found == 0) return "the mapping build has no copy of the function holding this PC";
+  if (found == 0)
+    return mapping.copyRefusal.empty()
+               ? std::string("the mapping build has no copy of the function holding this PC")
+               : "the mapping build copied no callee of this kernel: " + mapping.copyRefusal;
   if (auto original = countAt.find(e.pc); original != countAt.end() && original->second > 0.0)
     return fmt::format(
         "the original body ran this PC {} times in the mapping run, though every "
@@ -528,7 +531,7 @@ std::map<size_t, PcWeights> ownershipWeights(const std::vector<sass::PcEntry>& r
       if (!mapping) {
         problem = fmt::format("no mapping run; the PC has {} possible owners", owners.size());
       } else if (copied) {
-        problem = countCopies(e, *mapping->copies, countAt, referenceAt, owners, n);
+        problem = countCopies(e, *mapping, countAt, referenceAt, owners, n);
         double total = 0.0;
         for (const auto& [r, v] : n) total += v;
         if (problem.empty() && total <= 0.0) problem = "not executed in the mapping run";

@@ -189,6 +189,7 @@ json scaled(const json& value, double f) {
   const bool ratio = value.contains("numerator") && value.contains("denominator");
   for (auto& [k, v] : out.items())
     if (!(ratio && k == "value") && k != "share" && k != "ambiguity") v = scaled(v, f);
+  if (ratio && f == 0.0) out["value"] = nullptr;  // 0 / 0: no ratio in the scope
   return out;
 }
 
@@ -211,6 +212,8 @@ Result<ScopeShares> scopeShares(std::string_view traceBundle, const query::Scope
   if (!in) return std::unexpected(in.error());
   ScopeShares out;
   out.scope = scope.canonical();
+  out.lostRecords = all->dropped + all->invalidRecords;
+  out.bySm = scope.clause(query::Coordinate::Sm) != nullptr;
   for (const auto& [path, d] : all->durations) {
     auto selected = in->durations.find(path);
     out.occurrences[path] = {selected == in->durations.end() ? 0 : selected->second.size(),
@@ -225,6 +228,7 @@ json scopeSignal(const json& document, const ScopeShares& shares) {
   json regions = json::object();
   json notScoped = json::array();
   json split = json::array();
+  json missing = json::array();
   json total = nullptr;
   double shareSum = 0.0;
   const json none = json::object();
@@ -233,6 +237,8 @@ json scopeSignal(const json& document, const ScopeShares& shares) {
   for (const auto& [name, row] : rows.items()) {
     auto occ = shares.occurrences.find(name);
     if (occ == shares.occurrences.end() || occ->second.second == 0) {
+      // Code outside every region has no occurrence by nature; a region without one is a gap.
+      if (name != kOutsideRegions && name != kNoPtxLine) missing.push_back(name);
       notScoped.push_back({{"region", name},
                            {"value", row.value("value", json())},
                            {"reason",
@@ -271,17 +277,33 @@ json scopeSignal(const json& document, const ScopeShares& shares) {
        "its value times the share of its occurrences (in the unscoped trace run) that "
        "the scope selects; exact where that share is 0 or 1, for a kernel that gives "
        "regions to warps alike in every run"}};
-  if (!split.empty()) {
-    out["exact"] = false;
-    out["estimate"] = true;
-    json reasons = out.value("estimate_reasons", json::array());
+  json reasons = out.contains("estimate_reasons") && out["estimate_reasons"].is_array()
+                     ? out["estimate_reasons"]
+                     : json::array();
+  if (!split.empty())
     reasons.push_back({{"reason", fmt::format("scope {}: the scope selects only some occurrences "
                                               "of {}; their share of occurrences stands for "
                                               "their share of executions",
                                               shares.scope, split.dump())},
                        {"regions", split}});
-    out["estimate_reasons"] = std::move(reasons);
+  if (!missing.empty())
+    reasons.push_back({{"reason", fmt::format("scope {}: the trace has no occurrence of {}, "
+                                              "which hold instructions; they are left out",
+                                              shares.scope, missing.dump())},
+                       {"regions", missing}});
+  if (shares.lostRecords > 0)
+    reasons.push_back({{"reason", fmt::format("scope {}: the trace lost {} records, so the "
+                                              "shares are of the occurrences it kept",
+                                              shares.scope, shares.lostRecords)}});
+  if (shares.bySm)
+    reasons.push_back({{"reason", fmt::format("scope {}: which SM runs which CTA differs from run "
+                                              "to run; the shares are the trace run's",
+                                              shares.scope)}});
+  if (!reasons.empty()) {
+    out["exact"] = false;
+    out["estimate"] = true;
   }
+  out["estimate_reasons"] = std::move(reasons);
   return out;
 }
 
@@ -342,6 +364,11 @@ Result<MappingRun> mappingRunFromDocument(const json& document) {
     const std::string kernel = document.value("kernel", "");
     run.copies = copies->contains(kernel) ? copies->at(kernel) : std::vector<sass::CalleeCopy>{};
     run.copyCheck = document["callee_copies"].value("check", json());
+    const json& refused = document["callee_copies"].contains("refused")
+                              ? document["callee_copies"]["refused"]
+                              : json::object();
+    if (refused.is_object() && refused.contains(kernel) && refused[kernel].is_string())
+      run.copyRefusal = refused[kernel].get<std::string>();
   }
   return run;
 }
@@ -369,6 +396,25 @@ Result<json> attributeBundle(std::string_view bundleText, const std::optional<js
   options.countsInstructions = bundle->collector == "cupti_sass" || bundle->collector == "ncu";
   auto report = attribute(*reference, pcValues(*bundle), run, options);
   if (!report) return std::unexpected(report.error());
+  // The copies are of the cubin ptxas made for the mapping build; the PCs they name are the
+  // reference's only if that cubin is the reference build's.
+  if (mapping && mapping->contains("callee_copies")) {
+    const json& base = (*mapping)["callee_copies"];
+    const std::string hash = base.contains("reference_cubin") && base["reference_cubin"].is_object()
+                                 ? base["reference_cubin"].value("hash", "")
+                                 : "";
+    if (!hash.empty() && hash != bundle->cubinHash) {
+      (*report)["exact"] = false;
+      (*report)["estimate"] = true;
+      (*report)["estimate_reasons"].push_back(
+          {{"reason", fmt::format("the mapping build's cubin before its callee copies ({}) is not "
+                                  "the reference build's ({}), so the copies' PCs need not be "
+                                  "its PCs",
+                                  hash.substr(0, 12), bundle->cubinHash.substr(0, 12))},
+           {"pcs", 0},
+           {"inst_executed", 0}});
+    }
+  }
   json evidence = evidenceSummary(*bundle);
   if (mapping) evidence["mapping_run"] = (*mapping)["evidence"];
   const auto instOf = [](const json& e) { return valueOf(e["inst_executed"]); };

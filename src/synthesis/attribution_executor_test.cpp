@@ -228,6 +228,42 @@ TEST(ScopeSignal, ARegionsValueInAScopeIsItsOccurrenceShareOfIt) {
   EXPECT_EQ(h["regions"]["epilogue"]["scope_share"]["fraction"], 0.5);
   EXPECT_NE(h["estimate_reasons"].dump().find("epilogue"), std::string::npos);
   EXPECT_DOUBLE_EQ(h["regions"]["consumer"]["share"].get<double>(), 0.6 / 0.65);
+
+  // What makes even 0/1 shares an estimate: a region with instructions but no occurrence, lost
+  // records, an SM scope (another run's CTA placement).
+  ScopeShares gap{"role=producer", {{"producer", {4, 4}}, {"consumer", {0, 8}}}};
+  const json g = scopeSignal(doc, gap);
+  EXPECT_FALSE(g["exact"].get<bool>());
+  ASSERT_EQ(g["estimate_reasons"].size(), 1u) << g["estimate_reasons"].dump();
+  EXPECT_NE(g["estimate_reasons"][0]["reason"].get<std::string>().find(
+                "no occurrence of [\"epilogue\"]"),
+            std::string::npos)
+      << g["estimate_reasons"].dump();
+  ScopeShares lost = producer;
+  lost.lostRecords = 3;
+  EXPECT_NE(scopeSignal(doc, lost)["estimate_reasons"].dump().find("lost 3 records"),
+            std::string::npos);
+  ScopeShares sm = producer;
+  sm.bySm = true;
+  EXPECT_FALSE(scopeSignal(doc, sm)["exact"].get<bool>());
+}
+
+// Ratios keep their value where the scope keeps some occurrences, and have none where it keeps
+// none (0 / 0); plain numbers scale like objects.
+TEST(ScopeSignal, RatiosAndPlainNumbers) {
+  const json doc = json::parse(R"J({"exact": true, "estimate_reasons": [],
+    "regions": {"a": {"value": 100, "share": 0.5,
+                      "threads_per_inst": {"value": 31.5, "numerator": 3150, "denominator": 100}},
+                "b": {"value": 100, "share": 0.5,
+                      "threads_per_inst": {"value": 16, "numerator": 1600, "denominator": 100}}},
+    "total": {"value": 200}})J");
+  const json s = scopeSignal(doc, {"warp=0", {{"a", {2, 4}}, {"b", {0, 4}}}});
+  EXPECT_EQ(s["regions"]["a"]["value"], 50.0);
+  EXPECT_EQ(s["regions"]["a"]["threads_per_inst"]["value"], 31.5);
+  EXPECT_EQ(s["regions"]["a"]["threads_per_inst"]["denominator"], 50.0);
+  EXPECT_TRUE(s["regions"]["b"]["threads_per_inst"]["value"].is_null());
+  EXPECT_EQ(s["total"]["value"], 50.0);
+  EXPECT_EQ(s["regions"]["a"]["share"], 1.0);
 }
 
 // A hand-made trace bundle: region `a` run by warps 0 and 1 of CTA 0, `b` by warp 1 only.

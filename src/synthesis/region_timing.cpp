@@ -214,6 +214,8 @@ Result<RegionSamples> regionSamples(std::string_view bundleBytes, const std::str
   for (const auto& o : c->all.occurrences)
     out.durations[c->map.regions[o.region].path].push_back(o.duration());
   out.kernelNs = std::move(c->kernelNs);
+  out.dropped = c->all.dropped;
+  out.invalidRecords = c->all.invalidRecords;
   return out;
 }
 

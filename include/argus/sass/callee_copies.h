@@ -88,10 +88,12 @@ struct PatchedCubin {
 /// Per kernel, the copies a patched cubin holds.
 using CalleeCopyMap = std::map<std::string, std::vector<CalleeCopy>>;
 
-/// `cubin` with copyCalleesPerCallSite applied to every kernel.
+/// `cubin` with copyCalleesPerCallSite applied to every kernel; a kernel whose callees cannot be
+/// copied (copyCallees says why) keeps the reference's code and its reason.
 struct CopiedCubin {
   std::vector<std::uint8_t> bytes;
   CalleeCopyMap copies;
+  std::map<std::string, std::string> refused;  ///< kernel -> why its callees were not copied
 };
 [[nodiscard]] Result<CopiedCubin> copyEveryKernelsCallees(std::span<const std::uint8_t> cubin);
 
@@ -99,7 +101,8 @@ struct CopiedCubin {
 /// toolkit's disassembler (`cuobjdump -sass`), not with the encodings the patch wrote: every
 /// instruction of every kernel's patched text, at PC q, must read as the reference's instruction
 /// at q (the kernel's own code and the original callees) or at the copy's reference PC, once the
-/// addresses it names that lie inside a copy are read as the reference PCs they stand for.
+/// addresses it names that lie inside a copy are read as the reference PCs they stand for; and
+/// every call site of a copy must call that very copy (callTarget).
 /// {"method", "instructions", "moved_addresses", "equal": true}; an error names the first
 /// instruction that differs. [thread-safe]
 [[nodiscard]] Result<nlohmann::json> checkCopies(const std::filesystem::path& reference,
@@ -107,8 +110,9 @@ struct CopiedCubin {
                                                  const CalleeCopyMap& copies);
 
 /// The map document (schema `argus.callee_copies/1`): per kernel the copies (callee symbol,
-/// reference offset and size, copy offset, call sites, context) and the check beside them.
-[[nodiscard]] nlohmann::json calleeCopiesJson(const CalleeCopyMap& copies,
+/// reference offset and size, copy offset, call sites, context), the kernels refused with their
+/// reasons (`refused`), and the check beside them.
+[[nodiscard]] nlohmann::json calleeCopiesJson(const CopiedCubin& copied,
                                               std::uint64_t referenceBytes,
                                               const nlohmann::json& check);
 /// Reads a map document back; an error names what is malformed.

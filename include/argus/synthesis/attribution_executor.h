@@ -47,6 +47,10 @@ namespace argus::synthesis {
 struct ScopeShares {
   std::string scope;  ///< The scope's canonical text.
   std::map<std::string, std::pair<uint64_t, uint64_t>> occurrences;  ///< path -> (in scope, all)
+  uint64_t lostRecords = 0;  ///< Occurrences the trace lost or could not decode.
+  /// The scope names SMs: which SM runs which CTA differs from run to run, so the trace run's SMs
+  /// need not be the counters run's.
+  bool bySm = false;
 };
 
 /// The shares of a trace bundle's occurrences that `scope` selects, per region. [thread-safe]

@@ -32,6 +32,8 @@ struct RegionSamples {
   std::string unit;  ///< `ns` (globaltimer) or `cycles` (clock64).
   std::map<std::string, std::vector<uint64_t>> durations;  ///< By region path.
   std::vector<uint64_t> kernelNs;
+  uint64_t dropped = 0;         ///< Records lost (full slots, passes without lane 0).
+  uint64_t invalidRecords = 0;  ///< Records that could not be decoded.
 };
 [[nodiscard]] Result<RegionSamples> regionSamples(std::string_view bundleBytes,
                                                   const std::string& regionPath,

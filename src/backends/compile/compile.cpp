@@ -233,8 +233,15 @@ Result<bool> copiesCallees(TaskContext& ctx) {
 
 /// Copies `cubin`'s callees per call path in place and publishes the map as `callee_copies`.
 Result<void> copyCallees(const fs::path& cubin, TaskContext& ctx, TaskOutputs& out) {
+  // The cubin as ptxas made it: the reference build's, when the PTX is the same.
+  auto before = readFile(cubin);
+  if (!before) return std::unexpected(before.error());
   auto map = sass::copyCalleesInFile(cubin);
   if (!map) return std::unexpected(map.error());
+  (*map)["reference_cubin"]["hash"] = runtime::contentHash(*before);
+  for (const auto& [kernel, why] : (*map)["refused"].items())
+    ctx.log += fmt::format("build_variant: kernel {}: callees not copied: {}\n", kernel,
+                           why.get<std::string>());
   size_t copies = 0;
   for (const auto& [kernel, list] : (*map)["kernels"].items()) copies += list.size();
   ctx.log += fmt::format("build_variant: {} callee copies ({})\n", copies,
