@@ -135,8 +135,7 @@ Result<json> checkCopies(const fs::path& reference, const fs::path& patched,
               {"equal", true}};
 }
 
-json calleeCopiesJson(const CopiedCubin& copied, std::uint64_t referenceBytes,
-                      const json& check) {
+json calleeCopiesJson(const CopiedCubin& copied, std::uint64_t referenceBytes, const json& check) {
   json kernels = json::object();
   for (const auto& [kernel, list] : copied.copies) {
     json rows = json::array();

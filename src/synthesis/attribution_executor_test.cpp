@@ -235,9 +235,9 @@ TEST(ScopeSignal, ARegionsValueInAScopeIsItsOccurrenceShareOfIt) {
   const json g = scopeSignal(doc, gap);
   EXPECT_FALSE(g["exact"].get<bool>());
   ASSERT_EQ(g["estimate_reasons"].size(), 1u) << g["estimate_reasons"].dump();
-  EXPECT_NE(g["estimate_reasons"][0]["reason"].get<std::string>().find(
-                "no occurrence of [\"epilogue\"]"),
-            std::string::npos)
+  EXPECT_NE(
+      g["estimate_reasons"][0]["reason"].get<std::string>().find("no occurrence of [\"epilogue\"]"),
+      std::string::npos)
       << g["estimate_reasons"].dump();
   ScopeShares lost = producer;
   lost.lostRecords = 3;

@@ -564,9 +564,9 @@ TEST(CliQuery, AScopedQueryReusesTheUnscopedQuerysBuilds) {
   options.timeout = std::chrono::seconds(600);
   options.environment = {{"ARGUS_DEVICES", ""}};
   auto query = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args{ARGUS_BIN,   "query",      "--program", spec,
-                                  "--signals", "inst_mix",   "--workspace",
-                                  (*dir / "ws").string(),    "--json"};
+    std::vector<std::string> args{ARGUS_BIN,   "query",    "--program",   spec,
+                                  "--signals", "inst_mix", "--workspace", (*dir / "ws").string(),
+                                  "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = argus::runProcess(args, options);
     EXPECT_TRUE(r && r->exitCode == 0) << (r ? r->err : r.error().text());

@@ -91,7 +91,8 @@ struct MappingRun {
   /// they read as the reference's code (sass::checkCopies). Absent for PTX-cloned builds.
   std::optional<std::vector<sass::CalleeCopy>> copies = std::nullopt;
   nlohmann::json copyCheck = nullptr;
-  std::string copyRefusal = {};  ///< Why the kernel's callees were not copied (then no copies), or "".
+  std::string copyRefusal =
+      {};  ///< Why the kernel's callees were not copied (then no copies), or "".
 };
 
 /// A ratio signal lifted as numerator and denominator separately.
