@@ -70,6 +70,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "field `invalidated_by`: must be a list"},
         BadRecipe{"retained_scope: [iter, sm]", "retained_scope: [lane]", "field `retained_scope`"},
         BadRecipe{"requires: [gpu]", "requires: [tpu]", "field `requires`"},
+        BadRecipe{"requires: [gpu]", "requires: [gpu]\ncubin_edits: [inline_all]",
+                  "field `cubin_edits`: `inline_all` is not one of copy_callees"},
         BadRecipe{"aggregation: distribution", "aggregation: average",
                   "field `signals[0].aggregation`"},
         BadRecipe{"unit: ns, ", "", "field `signals[0].unit`: is required"},
@@ -93,6 +95,11 @@ TEST(RecipeCatalog, LoadsTheShippedCatalog) {
   EXPECT_EQ(catalog->producing("op_latency")->qualification, Qualification::Derived);
   EXPECT_TRUE(catalog->producing("op_latency")->isolated);
   EXPECT_EQ(catalog->producing("op_sites")->kind, RecipeKind::Discovery);
+  // Per-PC counters: scoped through the trace's occurrences; the mapping build copies callees.
+  EXPECT_EQ(catalog->producing("inst_mix")->scopeThrough, "reference_trace");
+  EXPECT_EQ(catalog->producing("stall_reasons")->scopeThrough, "reference_trace");
+  EXPECT_EQ(catalog->producing("pc_region_map")->cubinEdits,
+            std::vector<std::string>{"copy_callees"});
 }
 
 TEST(RecipeCatalog, UnknownPrerequisiteAndDuplicatesAreRejected) {
@@ -103,6 +110,13 @@ TEST(RecipeCatalog, UnknownPrerequisiteAndDuplicatesAreRejected) {
   auto r = RecipeCatalog::load(*dir);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("no recipe named `nothing_here`"), std::string::npos)
+      << r.error().message;
+  // scope_through must name a collect recipe whose occurrences could scope it.
+  ASSERT_TRUE(writeFile(*dir / "a.yaml", std::string(kMinimal) + "scope_through: nothing_here\n"));
+  r = RecipeCatalog::load(*dir);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("field `scope_through`: `nothing_here` is no collect recipe"),
+            std::string::npos)
       << r.error().message;
   ASSERT_TRUE(writeFile(*dir / "a.yaml", kMinimal));
   ASSERT_TRUE(writeFile(*dir / "b.yaml", kMinimal));
