@@ -288,16 +288,24 @@ struct EntryIndex {
   /// called body (`callee` or `$kernel$callee`) and an offset from that body's start.
   std::optional<size_t> find(const std::string& function, uint64_t pc) const {
     if (auto it = byPc.find({function, pc}); it != byPc.end()) return it->second;
+    if (auto at = bodyPc(function, pc)) {
+      if (auto it = byPc.find(*at); it != byPc.end()) return it->second;
+    }
+    return std::nullopt;
+  }
+
+  /// A called body's (`callee` or `$kernel$callee`) offset `pc` as (kernel, offset in the
+  /// kernel's text), or nothing when no body has that name.
+  std::optional<std::pair<std::string, uint64_t>> bodyPc(const std::string& function,
+                                                         uint64_t pc) const {
     std::string body = function;
     if (body.starts_with('$')) {
       const size_t second = body.find('$', 1);
       if (second != std::string::npos) body = body.substr(second + 1);
     }
-    if (auto start = bodyStart.find(body); start != bodyStart.end()) {
-      if (auto it = byPc.find({start->second.first, start->second.second + pc}); it != byPc.end())
-        return it->second;
-    }
-    return std::nullopt;
+    auto start = bodyStart.find(body);
+    if (start == bodyStart.end()) return std::nullopt;
+    return std::pair{start->second.first, start->second.second + pc};
   }
 };
 
@@ -338,12 +346,9 @@ CopyRunCounts copyRunCounts(const MappingRun& mapping, const std::vector<sass::P
     if (v == c.values.end()) continue;
     uint64_t pc = c.pc;
     if (c.function != kernel) {
-      std::string body = c.function;
-      if (body.starts_with('$') && body.find('$', 1) != std::string::npos)
-        body = body.substr(body.find('$', 1) + 1);
-      auto start = index.bodyStart.find(body);
-      if (start == index.bodyStart.end() || start->second.first != kernel) continue;
-      pc += start->second.second;
+      auto at = index.bodyPc(c.function, c.pc);
+      if (!at || at->first != kernel) continue;
+      pc = at->second;
     }
     const sass::CalleeCopy* copy = nullptr;
     for (const auto& k : *mapping.copies)
